@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint lint-changed generate fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-operator-scale bench-peers bench-tenants e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -103,6 +103,22 @@ $(MMDEBSTRAP):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mmdebstrap
 
+# Another architecture of the image than this machine's (arm64 on amd64: the release's, IMAGE_ARCHES) is built
+# with Debian's qemu-user-static, registered in binfmt_misc by binfmt-support (mmdebstrap runs the maintainer
+# scripts of its packages, the build checks that argon2 hashes under its Node), and its cross compiler (argon2).
+HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+# The release's image (make release, and the release test of make test) is one multi-architecture image of these.
+RELEASE_IMAGE_ARCHES ?= amd64 arm64
+CROSS_ARM64 := /usr/bin/aarch64-linux-gnu-g++
+
+$(CROSS_ARM64):
+	@echo "installing Debian's qemu-user-static, binfmt-support and g++-aarch64-linux-gnu for the arm64 image"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq qemu-user-static binfmt-support g++-aarch64-linux-gnu
+
+# What building the image for the architectures $(1) needs beside mmdebstrap.
+image-tools = $(if $(and $(filter arm64,$(1)),$(filter-out arm64,$(HOST_ARCH))),$(CROSS_ARM64))
+
 # The cluster with real pods (make cluster-up, e2e-pods) runs Debian's containerd, runc, CNI plugins and nftables.
 CONTAINERD := /usr/bin/containerd
 
@@ -181,7 +197,7 @@ SPIRE_TEST := dist/test/e2e/spire.test.js
 # Each part's output is kept there too: a part that fails has its failures printed again at the very
 # end, where a CI that shows only the tail of the output still shows them.
 TEST_LOGS := .boxauth/test-logs
-test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(XMLSEC1) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(XMLSEC1) $(MMDEBSTRAP) $(call image-tools,$(RELEASE_IMAGE_ARCHES)) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
 	@set -o pipefail; mkdir -p $(TEST_LOGS); \
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 2>&1 | tee $(TEST_LOGS)/1.log; first=$$?; \
 	{ scripts/kube-build.sh && scripts/test-tools-build.sh --without-spire && \
@@ -242,18 +258,21 @@ previous-release: node_modules/.installed ## build the previous release's API fo
 IMAGE ?= ghcr.io/boxauth/boxauth
 # RELEASE_IMAGE=0: without the container image (it needs root and mmdebstrap; about a minute once its base is cached).
 RELEASE_IMAGE ?= 1
-release: $(if $(filter 0,$(RELEASE_IMAGE)),,$(MMDEBSTRAP)) ## the release artifacts of VERSION=x.y.z into release/x.y.z/: npm package, SBOM, chart (repository and OCI layout), install.yaml, the image (OCI archive) and its SBOM, SHA256SUMS [IMAGE=ghcr.io/boxauth/boxauth] [RELEASE_IMAGE=0]
-	@BOXAUTH_IMAGE_REPOSITORY=$(IMAGE) BOXAUTH_RELEASE_IMAGE=$(RELEASE_IMAGE) scripts/release.sh $(if $(VERSION),"$(VERSION)")
+release: $(if $(filter 0,$(RELEASE_IMAGE)),,$(MMDEBSTRAP) $(call image-tools,$(RELEASE_IMAGE_ARCHES))) ## the release artifacts of VERSION=x.y.z into release/x.y.z/: npm package, SBOM, chart (repository and OCI layout), install.yaml, the image (OCI archive, linux/amd64 and linux/arm64) and its SBOM, SHA256SUMS [IMAGE=ghcr.io/boxauth/boxauth] [RELEASE_IMAGE=0] [RELEASE_IMAGE_ARCHES="amd64 arm64"]
+	@BOXAUTH_IMAGE_REPOSITORY=$(IMAGE) BOXAUTH_RELEASE_IMAGE=$(RELEASE_IMAGE) BOXAUTH_IMAGE_ARCHES="$(RELEASE_IMAGE_ARCHES)" scripts/release.sh $(if $(VERSION),"$(VERSION)")
 
 # The container image (scripts/image-build.sh): Debian trixie from the Debian mirror (mmdebstrap, cached in
 # ~/.cache/boxauth/image: about 2 minutes once) and the npm package with its production dependencies, as an
 # OCI image archive named boxauth:dev and $(IMAGE):<version>, for `ctr -n k8s.io images import`. No Docker, no registry.
 IMAGE_ARCHIVE ?= dist/image/boxauth.oci.tar
-image: dist/.built $(MMDEBSTRAP) ## the container image as an OCI archive, dist/image/boxauth.oci.tar, and its SBOM (no Docker, no registry) [IMAGE_ARCHIVE=<file>]
-	@BOXAUTH_IMAGE_REPOSITORY=$(IMAGE) scripts/image-build.sh $(IMAGE_ARCHIVE)
+# This machine's architecture only, what its own cluster runs; IMAGE_ARCHES="amd64 arm64": the release's
+# multi-architecture image (arm64 adds about 4 minutes the first time, under qemu-user, then about 40 s).
+IMAGE_ARCHES ?= $(HOST_ARCH)
+image: dist/.built $(MMDEBSTRAP) $(call image-tools,$(IMAGE_ARCHES)) ## the container image as an OCI archive, dist/image/boxauth.oci.tar, and its SBOM (no Docker, no registry) [IMAGE_ARCHIVE=<file>] [IMAGE_ARCHES="amd64 arm64"]
+	@BOXAUTH_IMAGE_REPOSITORY=$(IMAGE) BOXAUTH_IMAGE_ARCHES="$(IMAGE_ARCHES)" scripts/image-build.sh $(IMAGE_ARCHIVE)
 
-image-check: image ## check the archive of make image: a valid OCI image of the Dockerfile's user, command and environment, that runs as uid 10001 on a root it cannot write, and that containerd imports
-	$(MOCHA_UNIT) --timeout 300000 dist/test/image/image.test.js
+image-check: image ## check the archive of make image: a valid OCI image (of each of IMAGE_ARCHES) of the Dockerfile's user, command and environment, that runs as uid 10001 on a root it cannot write, and that containerd imports
+	BOXAUTH_IMAGE_ARCHES="$(IMAGE_ARCHES)" $(MOCHA_UNIT) --timeout 300000 dist/test/image/image.test.js
 
 kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line (ports: BOXAUTH_KUBE_PORT=6443, BOXAUTH_ETCD_PORT=2379, BOXAUTH_ETCD_PEER_PORT; BOXAUTH_KUBE_AUTH_CONFIG=<file>: trust a box's users, docs/guides/kubectl-sign-in.md)
 	@scripts/kube-up.sh
@@ -305,6 +324,14 @@ bench-peers: dist/.built /usr/bin/wrk test-tools ## Ory Hydra and Keycloak again
 
 bench-operator: dist/.built kube-binaries ## time from kubectl apply to a working token (p50/p99, 50 clients) and of a Secret rotation
 	node dist/test/bench/operator-latency.js
+
+bench-operator-scale: dist/.built kube-binaries ## the operator at 1,000 Boxes, 10,000 Clients, 10,000 AccessPolicies: cold start, quiet requests, apply → token, restart (OPERATOR_SCALE="--quick" or "--boxes N --clients N --policies N")
+	node dist/test/bench/operator-scale.js $(OPERATOR_SCALE)
+
+# Sizes: BENCH_TENANTS_BOXES (200), BENCH_TENANTS_ACTIVE (100), BENCH_TENANTS_IDLE_SECONDS (20), and make
+# bench's BENCH_SECONDS etc.; BENCH_TENANTS_ARGS=--operator (or --operator-quick) adds the operator's figures.
+bench-tenants: dist/.built /usr/bin/wrk ## hosted boxes against a dedicated box: 1 and 100 boxes of a host under make bench's load (ratios), RSS and connections per idle box, first token of a closed box; writes bench-tenants-results.json
+	node dist/test/bench/tenants.js $(BENCH_TENANTS_ARGS)
 
 # The OpenID Foundation's conformance suite (built from its source by ../shared/oidf/run.sh, about
 # 25 minutes on two cores) against this checkout: CONTRIBUTING.md says when to run it. Not in CI.

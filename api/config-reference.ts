@@ -180,7 +180,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_SIGN_UP_MAX_WAITING'],
     default: '`4`',
     meaning:
-      'sign-up password hashes that may wait per process, behind every other argon2 run; beyond, the sign-up page answers `503` with `Retry-After: 1`',
+      'sign-up password hashes that may wait per box, behind every other argon2 run of the box; beyond, the sign-up page answers `503` with `Retry-After: 1`',
   },
   {
     names: ['BOXAUTH_SMTP_URL'],
@@ -253,7 +253,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_ARGON2_MAX_WAITING'],
     default: '`32`',
     meaning:
-      'argon2 checks that may wait per process and kind (sign-in, writing a secret, a client secret); beyond, `503` with `Retry-After: 1`',
+      "argon2 checks that may wait per box and kind (sign-in, writing a secret, a client secret); beyond, `503` with `Retry-After: 1`. In a host each box has its own queues, and the boxes take turns at the process's two argon2 runs",
   },
   {
     names: ['BOXAUTH_HSTS_MAX_AGE', 'BOXAUTH_HSTS_INCLUDE_SUBDOMAINS'],
@@ -312,6 +312,33 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_WORKERS'],
     default: '`1`',
     meaning: 'worker processes sharing the port; `auto` = one per CPU',
+  },
+  {
+    names: ['BOXAUTH_HOSTED_BOXES'],
+    default: 'unset: this process serves one box',
+    meaning:
+      'a JSON file listing boxes (their host names and their variables): set, this process is a host that serves all of them, each at its own issuer URL, opening a box on its first request and closing it when idle ([hosted boxes](../kubernetes/hosted-boxes.md)); the operator writes it for `Box.spec.serving: Hosted`',
+  },
+  {
+    names: ['BOXAUTH_HOST_IDLE_SECONDS'],
+    default: '`60`',
+    meaning: 'a hosted box without a request for this long is closed: its database connections, change feed and caches are let go',
+  },
+  {
+    names: ['BOXAUTH_HOST_BOX_CONCURRENCY'],
+    default: '`32`',
+    meaning:
+      "a hosted box's requests in flight at once; more wait in the box's own line, so that one box's load holds another's by no more than that many requests",
+  },
+  {
+    names: ['BOXAUTH_HOST_BOX_QUEUE'],
+    default: '`256`',
+    meaning: "a hosted box's requests waiting at most; more are answered 503 with Retry-After",
+  },
+  {
+    names: ['BOXAUTH_HOST_PREPARE_CONCURRENCY'],
+    default: '`2`',
+    meaning: 'hosted boxes prepared at once (migrations, signing keys, root client and admin) when they appear in the registry',
   },
   {
     names: ['BOXAUTH_DB_POOL_SIZE'],
@@ -514,6 +541,23 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
     default: '`false`',
     meaning:
       "`true`: every box runs `BOXAUTH_OPERATOR_BOX_IMAGE`, and a Box whose `spec.image` names another is refused (`Ready=False`, `Stalled=True`, reason `ImageNotAllowed`) with nothing made or changed (the chart's `boxImage.pinned`). `false`: whoever may write a Box chooses the code its pods run ([who may write what](../kubernetes/install.md#who-may-write-what))",
+  },
+  {
+    names: ['BOXAUTH_HOST_REPLICAS'],
+    default: '`2`',
+    meaning:
+      "the replicas of the host (the Deployment `boxauth-host` in the operator's namespace, made while a Box has `spec.serving: Hosted`), 1 to 100 (the chart's `hosts.replicas`; [hosted boxes](../kubernetes/hosted-boxes.md))",
+  },
+  {
+    names: ['BOXAUTH_HOST_RESOURCES'],
+    default: '`{"requests":{"cpu":"100m","memory":"256Mi"},"limits":{"memory":"1Gi"}}`',
+    meaning: "the host container's resources, as JSON of `requests` and `limits` (the chart's `hosts.resources`)",
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_HOST_URL'],
+    default: '`http://boxauth-host.<namespace>.svc:8080`',
+    meaning:
+      "where the operator asks the host whether it answers for a box (`GET /readyz` with the box's name as `Host`) before it points the box's Service at the host: the host's Service. Set it when the operator runs outside the cluster (`make operator`), e.g. to a `kubectl port-forward` of that Service",
   },
   {
     names: ['BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING'],

@@ -102,6 +102,8 @@ export interface Config {
   factorKey: Buffer | undefined;
   keyRotationDays: number;
   workers: number;
+  /** Set: this process is a host of many boxes (api/host/), not a box; BOXAUTH_HOSTED_BOXES and BOXAUTH_HOST_*. */
+  hosted: HostedSettings | undefined;
   logLevel: string;
   dbPoolSize: number;
   sessionRetentionHours: number;
@@ -594,6 +596,31 @@ function writableDatabaseUrl(env: Env, name: string): string | undefined {
   return url;
 }
 
+export interface HostedSettings {
+  /** The registry of the boxes this host serves: a JSON file, read again when it changes (api/host/registry.ts). */
+  boxesFile: string;
+  /** A box without a request for this long is closed: its pools, change feed and caches let go. */
+  idleSeconds: number;
+  /** Requests of one box in flight at once; more wait in the box's own line. */
+  boxConcurrency: number;
+  /** Requests of one box waiting at most; more are answered 503 at once. */
+  boxQueue: number;
+  /** Boxes prepared (migrated, keys and bootstrap records made) at once. */
+  prepareConcurrency: number;
+}
+
+function hostedSettings(env: Env): HostedSettings | undefined {
+  const boxesFile = str(env, 'BOXAUTH_HOSTED_BOXES');
+  if (boxesFile === undefined) return undefined;
+  return {
+    boxesFile,
+    idleSeconds: int(env, 'BOXAUTH_HOST_IDLE_SECONDS', 60, 1, 86_400),
+    boxConcurrency: int(env, 'BOXAUTH_HOST_BOX_CONCURRENCY', 32, 1, 10_000),
+    boxQueue: int(env, 'BOXAUTH_HOST_BOX_QUEUE', 256, 0, 100_000),
+    prepareConcurrency: int(env, 'BOXAUTH_HOST_PREPARE_CONCURRENCY', 2, 1, 64),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'BOXAUTH_PORT', 8080, 0, 65535);
   const tls = tlsFiles(env);
@@ -670,6 +697,7 @@ export function loadConfig(env: Env = process.env): Config {
     factorKey: factorKeyOf(env),
     keyRotationDays: int(env, 'BOXAUTH_KEY_ROTATION_DAYS', 30, 0, 3650),
     workers,
+    hosted: hostedSettings(env),
     logLevel: oneOf(env, 'BOXAUTH_LOG_LEVEL', LOG_LEVELS, 'info'),
     dbPoolSize: int(env, 'BOXAUTH_DB_POOL_SIZE', 10, 1, 500),
     sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),

@@ -11,6 +11,7 @@ import { createLogger, type Logger } from './log.js';
 import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
 import { Templates } from './mail/templates.js';
 import { prepareBox, startServer, type PreparedBox } from './server.js';
+import { startHost } from './host/host.js';
 import { Shutdown } from './shutdown.js';
 
 /** `--help`: every variable of api/config-reference.ts, its default, and what it means. */
@@ -18,6 +19,7 @@ function help(): string {
   return `boxauth API server: one box, an OAuth 2.0 and OpenID Connect provider with sessions, users and policies.
 
 Usage: node dist/api/main.js            (or: make run; installed from the npm package: boxauth-api)
+       BOXAUTH_HOSTED_BOXES=<file> node dist/api/main.js   a host: many boxes in one process
 
 Configuration is read from the environment (docs/reference/configuration.md):
 ${variablesHelp(CONFIG_VARIABLES)}
@@ -114,6 +116,15 @@ async function serveBox(config: Config, log: Logger, prepared: PreparedBox, shut
   });
 }
 
+/** A host of many boxes (BOXAUTH_HOSTED_BOXES): one process; replicas of its Deployment scale it. */
+async function runHost(config: Config, log: Logger, shutdown: Shutdown): Promise<void> {
+  const host = await startHost(config, process.env, log);
+  process.stderr.write(
+    `boxauth: host of ${host.boxes.size} boxes (${config.hosted!.boxesFile}) on port ${host.port}, metrics on ${host.metricsPort}\n`,
+  );
+  shutdown.serving(() => host.stop());
+}
+
 /** A worker's exit code when it cannot listen: the primary stops instead of starting another. */
 const PORT_UNAVAILABLE_EXIT = 3;
 
@@ -146,11 +157,13 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel, { box: config.box });
+  // A host's own lines say `box: ""`; each box's child logger names its box.
+  const log = createLogger(config.logLevel, { box: config.hosted ? '' : config.box });
   // A stop that takes longer than its delay and drain (BOXAUTH_SHUTDOWN_DELAY_MS, _TIMEOUT_MS) and closing the database is stuck.
   const shutdown = new Shutdown(log, { faultDeadlineMs: config.shutdownDelayMs + config.shutdownTimeoutMs + 5000 }).install();
   try {
-    if (cluster.isPrimary) await runPrimary(config, log, shutdown);
+    if (config.hosted) await runHost(config, log, shutdown);
+    else if (cluster.isPrimary) await runPrimary(config, log, shutdown);
     else await runWorker(config, log, shutdown);
   } catch (err) {
     if (err instanceof PortUnavailable) {

@@ -243,9 +243,10 @@ export class Metrics {
     });
   }
 
-  constructor(box: string) {
+  /** `processMetrics`: the process's own (memory, event loop, …) too; a host counts those once, not per box. */
+  constructor(box: string, { processMetrics = true }: { processMetrics?: boolean } = {}) {
     this.registry.setDefaultLabels({ box });
-    collectDefaultMetrics({ register: this.registry });
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
     if (cluster.isWorker) {
       // Constructing one installs prom-client's listener that answers the primary.
       new AggregatorRegistry();

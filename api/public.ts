@@ -58,7 +58,7 @@ export { boxAudienceClash } from './decision/apps.js';
 // Secrets the operator makes, hashes or seals as the box would read them: a client's secret,
 // a box's generated passwords (of the box's minimum length) and signing key, an IdentityProvider's or a Webhook's secret under the factor
 // key; the ServiceAccounts a Client binds; a TLS pair the box will serve.
-export { generatePassword, generateSecret, hashSecret, SecretVerifier } from './credentials/secrets.js';
+export { generatePassword, generateSecret, hashSecret, processGate, SecretVerifier } from './credentials/secrets.js';
 export { generateKeyPair } from './credentials/jwt.js';
 export { workloadSettings } from './credentials/workload/bindings.js';
 export { hasClientKeys, hasOwnCredential, isSecretMethod } from './client-keys.js';
@@ -66,3 +66,7 @@ export { providerSecret, sealProviderSecret } from './people/upstream/secret.js'
 export { sealWebhookSecret, secretProblem, webhookSecret } from './webhooks/signing.js';
 export { administeredUrlProblem } from './notices/post.js';
 export { checkPair } from './http/tls.js';
+
+// The registry a host serves hosted boxes from (operator/controllers/host-manifests.ts writes it): its entries, and
+// the host's own reading of a text, which the operator's rendering must pass.
+export { parseRegistry, type RegistryEntry } from './host/registry.js';

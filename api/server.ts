@@ -15,8 +15,8 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
 import { migrate, migrationsDone } from './db/migrate.js';
 import { ChangeFeed } from './db/notify.js';
-import { HostLocator } from './db/locator.js';
-import { createPool } from './db/pool.js';
+import { HostLocator, type Located } from './db/locator.js';
+import { createPool, type Pool } from './db/pool.js';
 import { parseDatabaseUrl } from './database-url.js';
 import { createRequestListener } from './http/app.js';
 import { addressResolver } from './http/client-address.js';
@@ -30,7 +30,7 @@ import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { onStop } from './policy/budget.js';
 import { Keyring } from './credentials/keyring.js';
-import { argon2Waiting, configureArgon2, dummyHash, SecretVerifier } from './credentials/secrets.js';
+import { Argon2Gate, dummyHash, SecretVerifier } from './credentials/secrets.js';
 import { DEVICE_CODE_LIFETIME_SECONDS } from './oauth/device.js';
 import { ADDRESS_FACTOR, FailureThrottle } from './credentials/throttle.js';
 import { VerifiedAssertions } from './credentials/workload/assertion.js';
@@ -60,7 +60,6 @@ import { ProofLedger } from './store/dpop-proofs.js';
 import { ClientAssertions, MAX_JWKS_BYTES } from './oauth/client-assertion.js';
 import { SpiffeClientAuth } from './oauth/spiffe.js';
 import { sectorRefusal } from './oauth/sector-identifier.js';
-import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
   databaseUrl: string;
@@ -113,10 +112,24 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** A locator of the database URL's hosts that watches the one in use and says in the log when it changes. */
-function watchedLocator(url: string, config: Config, log: Logger, which: string): HostLocator {
-  const locator = new HostLocator(parseDatabaseUrl(url), {
+/**
+ * A locator of the database URL's hosts that watches the one in use and says in the log when it
+ * changes. A host's box watches only a URL of several hosts (a failover to follow): the watch is a
+ * connection and a query a second, for each open box; with one host, a connection that fails
+ * still has the locator look at once (HostLocator.suspect).
+ */
+function watchedLocator(
+  url: string,
+  config: Config,
+  log: Logger,
+  which: string,
+  options: OpenOptions = { draining: () => false },
+): HostLocator {
+  const parsed = parseDatabaseUrl(url);
+  const known = options.databaseHosts?.get(url);
+  const locator = new HostLocator(parsed, {
     timeoutMs: config.dbConnectTimeoutMs,
+    ...(known ? { known } : {}),
     onChange: (change) => {
       if (change.kind === 'lost')
         log.warn({ host: change.host, why: change.why, url: which }, 'database host given up; looking for one that fits');
@@ -127,22 +140,70 @@ function watchedLocator(url: string, config: Config, log: Logger, which: string)
         );
     },
   });
-  locator.watch();
+  if (!options.hosted || parsed.hosts.length > 1) locator.watch();
   return locator;
 }
 
-export async function startServer(config: Config, databaseUrl: string, log: Logger): Promise<RunningServer> {
-  const locator = watchedLocator(databaseUrl, config, log, 'DATABASE_URL');
+/** How long a hosted box keeps an idle connection of its pool. */
+const HOSTED_IDLE_CONNECTION_MS = 5_000;
+/**
+ * Connections a hosted box's pool opens as it opens, beside its change feed's: it opens for a request
+ * that waits, whose first queries then wait for no handshake (SCRAM, a backend started) of their own.
+ */
+const HOSTED_WARM_CONNECTIONS = 2;
+
+/** A box composed over its database: its services and its request listener, listening nowhere yet. */
+export interface OpenBox {
+  svc: Services;
+  listener: (req: http.IncomingMessage, res: http.ServerResponse) => void;
+  metrics: Metrics;
+  /** Stops its jobs (each given up to `timeoutMs` for what it is sending), its change feed and its pools. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Composes one box over `databaseUrl`: pools, change feed, keyring, caches, the
+ * request listener and the jobs (upkeep, SAML metadata, mail, notices). A box
+ * process opens one and listens (startServer); a host opens one per box it
+ * serves, on the box's first request, and closes it when the box idles (api/host/).
+ */
+export interface OpenOptions {
+  draining: () => boolean;
+  /** One of many boxes of a host: the process's own metrics (and the policies' stops) are the host's to count. */
+  hosted?: boolean;
+  /**
+   * The secrets that passed argon2 (by client and stored hash), kept by a host across the box's
+   * closes: the first token after idling costs no argon2 run for a client seen before.
+   */
+  secrets?: SecretVerifier;
+  /** The box's argon2 queues (those `secrets` runs in), kept by a host across its closes as `secrets` is. */
+  argon2?: Argon2Gate;
+  /**
+   * The database host each URL's locator used when the box was last open, kept by a host across its
+   * closes: connected to at once, without a connection to ask it first; a failure looks again.
+   */
+  databaseHosts?: Map<string, Located>;
+}
+
+export async function openBox(config: Config, databaseUrl: string, log: Logger, options: OpenOptions): Promise<OpenBox> {
+  const locator = watchedLocator(databaseUrl, config, log, 'DATABASE_URL', options);
   // The change feed LISTENs: through PostgreSQL itself (BOXAUTH_DATABASE_DIRECT_URL), where DATABASE_URL is a pooler.
-  const direct = config.databaseDirectUrl ? watchedLocator(config.databaseDirectUrl, config, log, 'BOXAUTH_DATABASE_DIRECT_URL') : locator;
+  const direct = config.databaseDirectUrl
+    ? watchedLocator(config.databaseDirectUrl, config, log, 'BOXAUTH_DATABASE_DIRECT_URL', options)
+    : locator;
   const stopLocators = (): void => {
+    for (const [url, l] of [[databaseUrl, locator] as const, [config.databaseDirectUrl, direct] as const])
+      if (url && l.current) options.databaseHosts?.set(url, l.current);
     locator.stop();
     direct.stop();
   };
   const pool = createPool(locator, config.dbPoolSize, {
     statementTimeoutMs: config.dbStatementTimeoutMs,
     namedStatements: config.dbNamedStatements,
+    // A host's box gives its connections back sooner: the host's boxes share PostgreSQL's max_connections.
+    ...(options.hosted ? { idleMs: HOSTED_IDLE_CONNECTION_MS } : {}),
   });
+  if (options.hosted) warm(pool, Math.min(HOSTED_WARM_CONNECTIONS, config.dbPoolSize));
   // The upkeep holds a session's advisory lock across its statements (api/store/upkeep.ts): not through a pooler either.
   const upkeepPool = direct === locator ? pool : createPool(direct, 1, { statementTimeoutMs: config.dbStatementTimeoutMs });
   const feed = new ChangeFeed(direct, log, config.outageMemorySeconds * 1000, direct === locator ? [] : [locator]);
@@ -161,7 +222,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     keyring.load().catch(() => undefined);
   });
 
-  configureArgon2({ maxWaiting: config.argon2MaxWaiting, signUpMaxWaiting: config.signUpMaxWaiting });
+  // The box's own queues for the process's argon2 runs, which the boxes of a host take in turns.
+  const argon2 = options.argon2 ?? new Argon2Gate({ maxWaiting: config.argon2MaxWaiting, signUpMaxWaiting: config.signUpMaxWaiting });
   await dummyHash(); // made now, so that the first unknown client's check costs what later ones do
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
   // The key of device cookies (api/people/devices.ts): shared, so that a browser one process knows every process knows.
@@ -176,9 +238,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     key: factorKey,
   };
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
-  const metrics = new Metrics(config.box);
-  metrics.watch(pool, argon2Waiting, locator);
-  onStop((limit) => metrics.policyStops.inc({ limit }));
+  const metrics = new Metrics(config.box, { processMetrics: !options.hosted });
+  metrics.watch(pool, () => argon2.waitingByLane(), locator);
+  const stopCounting = options.hosted ? undefined : onStop((limit) => metrics.policyStops.inc({ limit }));
   const audit = new Audit(
     log,
     requestLog,
@@ -234,7 +296,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     ),
     serviceProviders: new ServiceProviders({ pool, feed, log }, (url) => fetchSamlMetadata(url, config)),
     samlRequests: samlRequestLedger,
-    secrets: new SecretVerifier(),
+    argon2,
+    secrets: options.secrets ?? new SecretVerifier(argon2),
     attempts: new Attempts(pool, config),
     apps: new AppDirectory(
       pool,
@@ -285,19 +348,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   };
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names
 
-  let draining = false;
-  const listener = createRequestListener(svc, { draining: () => draining, migrationsDone: () => migrationsDone(svc.pool) });
-  const secure = config.tls ? httpsServer(config.tls, listener, log, { requestCert: config.clientCertificates.request }) : undefined;
-  const server = secure?.server ?? http.createServer(listener);
-  server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
-  await listenOn(server, config.port, config.host, 'BOXAUTH_PORT');
-  const extAuthz =
-    config.grpcPort === 0
-      ? undefined
-      : await serveExtAuthz(svc).catch((err: unknown) => {
-          server.close();
-          throw err;
-        });
+  const listener = createRequestListener(svc, { draining: options.draining, migrationsDone: () => migrationsDone(svc.pool) });
   const stopPurge = startPurgeJob({ ...svc, pool: upkeepPool });
   // Every process looks at the SAML apps' metadata URLs it claims (one fetch each per box).
   const stopMetadataWatch = watchSamlMetadata(svc);
@@ -306,15 +357,56 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   // Every process dispatches and sends notices, each kind's (api/notices/outbox.ts); a process
   // killed mid-send leaves its notices to the others.
   const notices = config.notices.enabled ? startNotices(svc, noticeKinds(svc)) : undefined;
+  return {
+    svc,
+    listener,
+    metrics,
+    async close(timeoutMs) {
+      stopCounting?.();
+      stopPurge();
+      await stopMetadataWatch();
+      await Promise.all([outbox?.stop(timeoutMs), notices?.stop(timeoutMs)]);
+      await feed.stop();
+      stopLocators();
+      await pool.end();
+      if (upkeepPool !== pool) await upkeepPool.end();
+    },
+  };
+}
 
+/** Opens `n` connections of `pool` at once and gives them back, idle, to the next queries (a failure is theirs to see). */
+function warm(pool: Pool, n: number): void {
+  for (let i = 0; i < n; i++)
+    pool.connect().then(
+      (client) => client.release(),
+      () => undefined,
+    );
+}
+
+export async function startServer(config: Config, databaseUrl: string, log: Logger): Promise<RunningServer> {
+  let draining = false;
+  const box = await openBox(config, databaseUrl, log, { draining: () => draining });
+  const { svc, listener } = box;
+  const secure = config.tls ? httpsServer(config.tls, listener, log, { requestCert: config.clientCertificates.request }) : undefined;
+  const server = secure?.server ?? http.createServer(listener);
+  server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+  await listenOn(server, config.port, config.host, 'BOXAUTH_PORT');
+  const extAuthz =
+    config.grpcPort === 0
+      ? undefined
+      : // gRPC (@grpc/grpc-js, protobufjs and Envoy's protos) only in a process that serves it.
+        await import('./grpc/ext-authz.js')
+          .then(({ serveExtAuthz }) => serveExtAuthz(svc))
+          .catch((err: unknown) => {
+            server.close();
+            throw err;
+          });
   return {
     port: (server.address() as AddressInfo).port,
     grpcPort: extAuthz?.port,
-    metrics,
+    metrics: box.metrics,
     async stop() {
       draining = true;
-      stopPurge();
-      await stopMetadataWatch();
       secure?.stopWatching();
       // Kubernetes removes a stopping pod from its Service while it sends SIGTERM: for a moment new
       // connections still come. Go on answering them (each with Connection: close, /readyz with 503)
@@ -324,17 +416,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      await Promise.all([
-        closed,
-        extAuthz?.stop(config.shutdownTimeoutMs),
-        outbox?.stop(config.shutdownTimeoutMs),
-        notices?.stop(config.shutdownTimeoutMs),
-      ]);
+      await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs)]);
       clearTimeout(timer);
-      await feed.stop();
-      stopLocators();
-      await pool.end();
-      if (upkeepPool !== pool) await upkeepPool.end();
+      await box.close(config.shutdownTimeoutMs);
     },
   };
 }

@@ -14,7 +14,7 @@ import type { ReadFence } from './cache/read-fence.js';
 import type { RecordCache } from './cache/record-cache.js';
 import type { RefreshHolders } from './cache/refresh-holders.js';
 import type { Keyring } from './credentials/keyring.js';
-import type { SecretVerifier } from './credentials/secrets.js';
+import type { Argon2Gate, SecretVerifier } from './credentials/secrets.js';
 import type { Policies } from './policy/evaluate.js';
 import type { Stored } from './store/resources.js';
 import type { RefreshWriter } from './store/refresh-writer.js';
@@ -49,6 +49,8 @@ export interface Services {
   serviceProviders: ServiceProviders;
   /** The replay ledger AuthnRequests' IDs are spent in, once per app (api/saml/idp.ts spendSsoRequest). */
   samlRequests: Pick<ProofLedger, 'firstSeen'>;
+  /** The box's way to the process's argon2 runs: its own queues, served in turn with other boxes' (a host's). */
+  argon2: Argon2Gate;
   secrets: SecretVerifier;
   sessionWriter: SessionWriter;
   refreshWriter: RefreshWriter;

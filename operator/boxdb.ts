@@ -160,6 +160,11 @@ export interface BoxDatabases {
   close(): Promise<void>;
 }
 
+/** Connections of one box's pool: a reconcile uses one at a time; a Client's SAML status read may overlap. */
+const BOX_POOL_MAX = 2;
+/** An idle connection to a box closes after this long: reconciles of one box come in bursts (a Box's records). */
+const BOX_POOL_IDLE_MS = 2000;
+
 interface Entry {
   url: string;
   pool: Pool;
@@ -211,27 +216,52 @@ export class PostgresBoxDatabases implements BoxDatabases {
     const names = boxDbNamesFor(namespace, access);
     const url = boxUrl(access, names);
     if (this.boxes.get(namespace)?.url !== url) await this.forget(namespace);
-    let entry = this.boxes.get(namespace);
-    if (entry && (await this.inSchema(entry))) return names;
+    // A process that starts finds the boxes of the one before in place: it looks, as the box's role, before it
+    // writes anything (a role's password set again is a write to the catalog, per box, per restart).
+    let entry = this.boxes.get(namespace) ?? this.entry(namespace, access, names, url);
+    if (await this.inSchema(entry)) {
+      if (!this.boxes.has(namespace)) {
+        this.boxes.set(namespace, entry);
+        await this.migrated(entry, namespace);
+      }
+      return names;
+    }
     try {
       if (access.kind === 'role') await this.provision(access.adminUrl, names, namespace, access.password);
       else await this.provisionAsOwner(access.url, names, namespace);
     } catch (err) {
       if (err instanceof NotOwned) await this.forget(namespace); // no more records written into what is not the box's
+      if (this.boxes.get(namespace) !== entry) await entry.pool.end().catch(() => undefined);
       throw err;
     }
-    // The direct connection (not a pooler's): the startup option sets the schema before the role's setting exists.
-    entry ??= {
+    if (this.boxes.get(namespace) !== entry) {
+      // Its locator may still hold the refusal of the look before (the role or its password not made yet): afresh.
+      await entry.pool.end().catch(() => undefined);
+      entry = this.entry(namespace, access, names, url);
+    }
+    this.boxes.set(namespace, entry);
+    await this.migrated(entry, namespace);
+    return names;
+  }
+
+  /**
+   * The pool of a box: the direct connection (not a pooler's), whose startup option sets the schema before the
+   * role's setting exists. Its connections close once idle for a moment: the operator writes to a box now and then,
+   * and a thousand boxes must not hold a thousand connections (nor their PostgreSQL's max_connections).
+   */
+  private entry(namespace: string, access: BoxAccess, names: BoxDbNames, url: string): Entry {
+    return {
       url,
-      pool: createPool(url, 3, { schema: names.schema }),
+      pool: createPool(url, BOX_POOL_MAX, { schema: names.schema, idleMs: BOX_POOL_IDLE_MS }),
       names,
       mark: ownerMark(namespace),
       ownRole: access.kind === 'role',
     };
-    this.boxes.set(namespace, entry);
+  }
+
+  private async migrated(entry: Entry, namespace: string): Promise<void> {
     const applied = await migrate(entry.pool);
-    if (applied.length) this.log.info({ namespace, schema: names.schema, applied }, 'box database migrated');
-    return names;
+    if (applied.length) this.log.info({ namespace, schema: entry.names.schema, applied }, 'box database migrated');
   }
 
   /** Connected, in its schema, migrated, and both still marked as the namespace's (a person may have moved them). */
@@ -251,7 +281,7 @@ export class PostgresBoxDatabases implements BoxDatabases {
 
   private async provision(adminUrl: string, names: BoxDbNames, namespace: string, password: string): Promise<void> {
     const mark = ownerMark(namespace);
-    await withTransaction(this.admin(adminUrl), async (tx) => {
+    const open = await withTransaction(this.admin(adminUrl), async (tx) => {
       await lockNames(tx, names);
       const found = await existing(tx, names);
       const foreign = found.filter((f) => f.mark !== mark);
@@ -264,7 +294,9 @@ export class PostgresBoxDatabases implements BoxDatabases {
         mark,
       );
       await claimSchema(tx, names, databaseOf(adminUrl), mark);
+      return confine(tx, names.role, databaseOf(adminUrl));
     });
+    if (open.length) this.log.warn({ role: names.role, open }, "the box's role can still reach what this connection may not close");
     this.log.info({ schema: names.schema, role: names.role }, 'box schema and role in place');
   }
 
@@ -349,6 +381,35 @@ async function claimSchema(tx: Queryable, names: BoxDbNames, database: string, m
   await tx.query(`ALTER SCHEMA ${schema} OWNER TO ${role}`);
   await tx.query(`COMMENT ON SCHEMA ${schema} IS ${pg.escapeLiteral(mark)}`);
   await tx.query(`ALTER ROLE ${role} IN DATABASE ${pg.escapeIdentifier(database)} SET search_path = ${schema}`);
+}
+
+/** The maintenance databases every server has, which a box's role has no business connecting to. */
+const MAINTENANCE_DATABASES = ['postgres', 'template1'];
+
+/**
+ * Takes from PUBLIC, and so from the box's `role`, what reaches beyond its schema where this
+ * connection may: CONNECT to the maintenance databases (a superuser's, or their owner's to take),
+ * and USAGE and CREATE on the schema public of the box's `database` (its owner's). Not CONNECT to
+ * every other database: other applications' roles rely on PUBLIC's, and would lose theirs. Nor the
+ * catalogs, which name every schema's tables: see docs/kubernetes/resources.md. A REVOKE this
+ * connection may not make fails or warns, so what the role can still do is asked afterwards and
+ * returned; what was taken once stays taken, and taking it again changes nothing.
+ */
+async function confine(tx: Queryable, role: string, database: string): Promise<string[]> {
+  const others = MAINTENANCE_DATABASES.filter((d) => d !== database);
+  const { rows: found } = await tx.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1) AND datallowconn', [
+    others,
+  ]);
+  for (const { datname } of found) await inSavepoint(tx, `REVOKE CONNECT ON DATABASE ${pg.escapeIdentifier(datname)} FROM PUBLIC`, '42501');
+  const publicSchema = await tx.query("SELECT FROM pg_namespace WHERE nspname = 'public'");
+  if (publicSchema.rowCount) await inSavepoint(tx, 'REVOKE CREATE, USAGE ON SCHEMA public FROM PUBLIC', '42501');
+  const { rows } = await tx.query<{ open: string }>(
+    `SELECT 'CONNECT to database ' || datname AS open FROM pg_database WHERE datname = ANY($2) AND has_database_privilege($1, oid, 'CONNECT')
+     UNION ALL
+     SELECT p || ' on schema public' FROM pg_namespace, unnest(ARRAY['USAGE', 'CREATE']) p WHERE nspname = 'public' AND has_schema_privilege($1, oid, p)`,
+    [role, found.map((d) => d.datname)],
+  );
+  return rows.map((r) => r.open);
 }
 
 /** The current user's search_path in `database` back to the server's default, while it is still the dropped `schema`. */

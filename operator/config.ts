@@ -16,6 +16,11 @@ export interface OperatorConfig {
   boxImagePullPolicy: string;
   /** Boxes run boxImage only: a Box with another spec.image is refused. */
   pinBoxImage: boolean;
+  /** The host's Deployment (hosted boxes, spec.serving: Hosted): its replicas and its container's resources. */
+  hostReplicas: number;
+  hostResources: Record<string, unknown>;
+  /** Where the operator asks the host whether it answers for a box; unset: the host's Service, by its cluster name. */
+  hostUrl: string | undefined;
   /**
    * The one ClusterRoleBinding of system:auth-delegator the chart makes, whose subjects the operator keeps: the
    * ServiceAccount of each box whose tokens the API server reviews. The operator may get and update it, and no other.
@@ -44,12 +49,49 @@ export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
+/** The host pods' requests and limits unless BOXAUTH_HOST_RESOURCES says: an idle box costs the host a few MB. */
+export const DEFAULT_HOST_RESOURCES = { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } };
+
+/** A container's resources as JSON ({"requests": {...}, "limits": {...}}), as a Pod has them. */
+function resources(env: Env, name: string, fallback: Record<string, unknown>): Record<string, unknown> {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  const isMap = (v: unknown): boolean =>
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((q) => typeof q === 'string' || typeof q === 'number');
+  const fields = parsed as Record<string, unknown> | undefined;
+  if (
+    !fields ||
+    !isMap(fields.requests ?? {}) ||
+    !isMap(fields.limits ?? {}) ||
+    Object.keys(fields).some((k) => k !== 'requests' && k !== 'limits')
+  )
+    throw new ConfigError(`${name} must be a JSON object of requests and limits, as a container's resources, got "${raw}"`);
+  return fields;
+}
+
 /** A host or host:port, or undefined when unset. */
 function hostPort(env: Env, name: string): string | undefined {
   const value = str(env, name);
   if (value !== undefined && !/^[A-Za-z0-9.\-[\]:]+$/.test(value))
     throw new ConfigError(`${name} must be host or host:port, got "${value}"`);
   return value;
+}
+
+/** An http(s) URL without a path, or undefined when unset. */
+function httpUrl(env: Env, name: string): string | undefined {
+  const value = str(env, name);
+  if (value !== undefined && !/^https?:\/\/[^\s/?#]+\/?$/.test(value))
+    throw new ConfigError(`${name} must be http(s)://host[:port], got "${value}"`);
+  return value?.replace(/\/$/, '');
 }
 
 export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
@@ -65,6 +107,9 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     boxImage: str(env, 'BOXAUTH_OPERATOR_BOX_IMAGE') ?? DEFAULT_BOX_IMAGE,
     boxImagePullPolicy: oneOf(env, 'BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY', PULL_POLICIES, 'IfNotPresent'),
     pinBoxImage: bool(env, 'BOXAUTH_OPERATOR_PIN_BOX_IMAGE', false),
+    hostReplicas: int(env, 'BOXAUTH_HOST_REPLICAS', 2, 1, 100),
+    hostResources: resources(env, 'BOXAUTH_HOST_RESOURCES', DEFAULT_HOST_RESOURCES),
+    hostUrl: httpUrl(env, 'BOXAUTH_OPERATOR_HOST_URL'),
     tokenReviewBinding: matching(
       env,
       'BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING',

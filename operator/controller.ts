@@ -3,8 +3,8 @@
 //
 // Skip rule: a key whose object was reconciled to Ready at this generation, with
 // the same dependencies (Secrets' resourceVersions, the Box's state: see
-// fingerprint()), is not worked on again, unless the periodic resync forces a
-// full pass to repair drift in the database.
+// fingerprint()), is not worked on again; the periodic resync rechecks it
+// (recheck(): its database only, since Kubernetes announces the rest).
 import type { Logger } from '../api/public.js';
 import type { Clock } from './clock.js';
 import { findCondition, setCondition, type Condition, type NewCondition } from './conditions.js';
@@ -89,8 +89,8 @@ export abstract class Controller<T extends Resource> {
     return this.deps.log;
   }
 
-  enqueue(namespace: string, name: string, force = false): void {
-    this.queue.add(`${namespace}/${name}`, { force });
+  enqueue(namespace: string, name: string, force = false, background = false): void {
+    this.queue.add(`${namespace}/${name}`, { force, background });
     this.deps.metrics.queueDepth.set({ controller: this.name }, this.queue.length);
   }
 
@@ -100,7 +100,8 @@ export abstract class Controller<T extends Resource> {
 
   /** Forces a full reconcile of every object (drift repair). */
   resync(): void {
-    for (const obj of this.informer.list()) this.enqueue(obj.metadata.namespace!, obj.metadata.name, true);
+    // Behind every change: a Client applied now is not held by the thousands of objects looked at again.
+    for (const obj of this.informer.list()) this.enqueue(obj.metadata.namespace!, obj.metadata.name, true, true);
   }
 
   start(workers: number): void {
@@ -124,6 +125,15 @@ export abstract class Controller<T extends Resource> {
   /** Reads the world, applies the desired state idempotently, writes status. */
   protected abstract reconcile(obj: T, force: boolean): Promise<Outcome>;
 
+  /**
+   * The periodic resync of an object reconciled to Ready in this process with nothing it depends on changed since:
+   * what Kubernetes does not announce (drift in the box's database) is looked at again; what it announces is not.
+   * By default the whole reconcile.
+   */
+  protected recheck(obj: T): Promise<Outcome> {
+    return this.reconcile(obj, true);
+  }
+
   /** The object is gone from the cache (deleted, finalizers done). */
   protected async forgetObject(_namespace: string, _name: string): Promise<void> {}
 
@@ -142,19 +152,18 @@ export abstract class Controller<T extends Resource> {
       return;
     }
     const fingerprint = `${obj.metadata.generation}|${this.fingerprint(obj)}`;
-    if (
-      !force &&
-      !obj.metadata.deletionTimestamp &&
-      this.synced.get(key) === fingerprint &&
-      obj.status?.observedGeneration === obj.metadata.generation
-    ) {
+    const unchanged =
+      !obj.metadata.deletionTimestamp && this.synced.get(key) === fingerprint && obj.status?.observedGeneration === obj.metadata.generation;
+    if (unchanged && !force) {
       this.deps.metrics.reconciles.inc({ controller: this.name, result: 'skipped' });
       return;
     }
     const end = this.deps.metrics.reconcileSeconds.startTimer({ controller: this.name });
     try {
       const newGeneration = !obj.metadata.deletionTimestamp && obj.status?.observedGeneration !== obj.metadata.generation;
-      const outcome = await this.reconcile(newGeneration ? await this.markReconciling(obj) : obj, force);
+      const outcome = unchanged
+        ? await this.recheck(obj)
+        : await this.reconcile(newGeneration ? await this.markReconciling(obj) : obj, force);
       // Ready, but to be looked at again (a SAML app's metadata the box has not fetched yet): the requeue must not be skipped.
       if (outcome.ready && outcome.requeueAfterMs === undefined) this.synced.set(key, fingerprint);
       else this.synced.delete(key);

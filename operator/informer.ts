@@ -49,6 +49,8 @@ class WatchdogFired extends Error {}
 
 export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
   private readonly store = new Map<string, T>();
+  /** The store by namespace: a namespace's objects without a walk over every object (a Box's event lists its namespace's records). */
+  private readonly byNamespace = new Map<string, Map<string, T>>();
   private readonly handlers: Handler<T>[] = [];
   private resourceVersion = '';
   private nextRelist = 0;
@@ -87,8 +89,26 @@ export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
   }
 
   list(namespace?: string): T[] {
-    const all = [...this.store.values()];
-    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+    return [...(namespace === undefined ? this.store : (this.byNamespace.get(namespace) ?? [])).values()];
+  }
+
+  private put(key: string, obj: T): void {
+    this.store.set(key, obj);
+    const ns = obj.metadata.namespace ?? '';
+    let objects = this.byNamespace.get(ns);
+    if (!objects) this.byNamespace.set(ns, (objects = new Map()));
+    objects.set(key, obj);
+  }
+
+  private remove(key: string): T | undefined {
+    const old = this.store.get(key);
+    if (!old) return undefined;
+    this.store.delete(key);
+    const ns = old.metadata.namespace ?? '';
+    const objects = this.byNamespace.get(ns);
+    objects?.delete(key);
+    if (objects?.size === 0) this.byNamespace.delete(ns);
+    return old;
   }
 
   /** Runs until stop(); errors are logged and retried, never thrown. */
@@ -165,7 +185,7 @@ export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
     this.metrics.relists.inc({ informer: this.name, cause: this.relistCause });
     for (const [key, old] of this.store) {
       if (!seen.has(key)) {
-        this.store.delete(key);
+        this.remove(key);
         this.emit('delete', old, old);
       }
     }
@@ -182,7 +202,7 @@ export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
   private upsert(key: string, obj: T): void {
     const old = this.store.get(key);
     if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
-    this.store.set(key, obj);
+    this.put(key, obj);
     this.emit(old ? 'update' : 'add', obj, old);
   }
 
@@ -253,9 +273,7 @@ export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
         this.upsert(keyOf(obj), obj);
         break;
       case 'DELETED': {
-        const key = keyOf(obj);
-        const old = this.store.get(key);
-        this.store.delete(key);
+        const old = this.remove(keyOf(obj));
         this.emit('delete', obj, old);
         break;
       }

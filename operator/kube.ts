@@ -143,10 +143,29 @@ export interface Kube {
   apply<T = KObject>(type: ResourceType, namespace: string | undefined, object: KObject): Promise<T>;
 }
 
+/** What a request to the API server is, as kube-apiserver's own metrics name it: verb and resource (with subresource). */
+export interface RequestKind {
+  verb: 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
+  resource: string;
+}
+
+/** The verb and resource of a request: a GET of a collection is a list, one with watch=1 a watch. */
+export function requestKind(method: string, path: string, query: RequestOptions['query'] = {}): RequestKind {
+  let parts = path.split('?')[0]!.split('/').filter(Boolean);
+  parts = parts[0] === 'api' ? parts.slice(2) : parts.slice(3); // api/v1/..., apis/<group>/<version>/...
+  if (parts[0] === 'namespaces' && parts.length > 2) parts = parts.slice(2);
+  const [resource = '', name, subresource] = parts;
+  const verbs: Record<string, RequestKind['verb']> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+  const verb = method === 'GET' ? (query.watch ? 'watch' : name ? 'get' : 'list') : (verbs[method] ?? 'get');
+  return { verb, resource: subresource ? `${resource}/${subresource}` : resource };
+}
+
 export class HttpKube implements Kube {
   private readonly server: URL;
   private agent: http.Agent | undefined;
   private agentKey = '';
+  /** Told of every request, before it is sent (the operator counts them: boxauth_operator_api_requests_total). */
+  onRequest: ((kind: RequestKind) => void) | undefined;
 
   constructor(readonly config: KubeConfig) {
     const cluster = config.getCurrentCluster();
@@ -167,6 +186,7 @@ export class HttpKube implements Kube {
   }
 
   private async open(method: string, path: string, opts: RequestOptions): Promise<http.ClientRequest> {
+    this.onRequest?.(requestKind(method, path, opts.query));
     const url = new URL(path, this.server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const options: https.RequestOptions = {

@@ -15,6 +15,7 @@ import {
   variablesHelp,
 } from '../api/public.js';
 import { loadOperatorConfig, type OperatorConfig } from './config.js';
+import { defaultHostUrl } from './controllers/host-manifests.js';
 import { startHealthServer } from './health.js';
 import { HttpKube } from './kube.js';
 import { LeaderElector } from './leader.js';
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
   }
   const namespace = leaseNamespace(config, kube);
   const metrics = new OperatorMetrics();
+  kube.onRequest = (kind) => metrics.apiRequests.inc({ ...kind });
   const elector = new LeaderElector(
     kube,
     {
@@ -141,6 +143,15 @@ async function main(): Promise<void> {
         imagePullPolicy: config.boxImagePullPolicy,
         pinImage: config.pinBoxImage,
         tokenReviewBinding: config.tokenReviewBinding,
+        // The host of hosted boxes runs in the operator's namespace, on the boxes' image.
+        host: {
+          namespace,
+          image: config.boxImage,
+          imagePullPolicy: config.boxImagePullPolicy,
+          replicas: config.hostReplicas,
+          resources: config.hostResources,
+          url: config.hostUrl ?? defaultHostUrl(namespace),
+        },
       },
       log,
       metrics,

@@ -7,7 +7,9 @@
 // - a change of a Deployment the operator wrote enqueues its Box (availability,
 //   or repair of an edit).
 // Every resyncMs, every object is enqueued with force, so drift in a box's
-// database is repaired even though no Kubernetes event announces it.
+// database is repaired even though no Kubernetes event announces it; an object
+// whose inputs are unchanged is only rechecked there (Controller.recheck), with
+// no request to the API server.
 import type { Logger } from '../api/public.js';
 import { PostgresBoxDatabases, type BoxDatabases } from './boxdb.js';
 import { systemClock, type Clock } from './clock.js';
@@ -17,6 +19,8 @@ import { AccessPolicyController, type AccessPolicyResource } from './controllers
 import { AppController, type AppResource } from './controllers/app.js';
 import { BoxController, type BoxResource, type BoxSettings } from './controllers/box.js';
 import { ClientController, type ClientResource } from './controllers/client.js';
+import { isHosted } from './controllers/host.js';
+import { HOST_NAME, REGISTRY_SECRET } from './controllers/host-manifests.js';
 import { IdentityProviderController, type IdentityProviderResource } from './controllers/identityprovider.js';
 import { WebhookController, type WebhookResource } from './controllers/webhook.js';
 import { EventRecorder } from './events.js';
@@ -36,6 +40,12 @@ import {
 } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { MANAGED_LABELS } from './owned.js';
+
+/** The host's Deployment or registry Secret (in the operator's namespace, made by the operator). */
+const isHostObject = (obj: KObject): boolean =>
+  (obj.metadata.name === HOST_NAME || obj.metadata.name === REGISTRY_SECRET) &&
+  obj.metadata.labels?.['app.kubernetes.io/component'] === 'host';
+const isReady = (box: BoxResource): boolean => box.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 export class Manager {
   private readonly informers: Informer<any>[] = [];
@@ -109,9 +119,18 @@ export class Manager {
       for (const name of this.identityProviders.usingSecret(ns, secret.metadata.name)) this.identityProviders.enqueue(ns, name);
       for (const name of this.webhooks.usingSecret(ns, secret.metadata.name)) this.webhooks.enqueue(ns, name);
       for (const name of this.boxes.boxesUsing(secret)) this.boxes.enqueue(ns, name);
+      if (isHostObject(secret)) this.boxes.hosts.enqueue(); // the registry changed behind the operator's back
     });
     deployments.on((_e, deployment) => {
       for (const name of this.boxes.boxesUsing(deployment)) this.boxes.enqueue(deployment.metadata.namespace!, name);
+      if (isHostObject(deployment)) {
+        this.boxes.hosts.enqueue(); // repaired, or made again
+        // Its pods came or went: the hosted boxes waiting for it look again now.
+        for (const box of boxes.list()) if (isHosted(box) && !isReady(box)) this.boxes.enqueue(box.metadata.namespace!, box.metadata.name);
+      }
+    });
+    boxes.on((event) => {
+      if (event === 'delete') this.boxes.hosts.enqueue();
     });
   }
 
@@ -127,6 +146,7 @@ export class Manager {
     if (this.stopping) return;
     const workers = this.config.workers;
     this.boxes.start(workers);
+    this.boxes.hosts.start();
     this.clients.start(workers);
     this.policies.start(workers);
     this.apps.start(workers);
@@ -134,6 +154,7 @@ export class Manager {
     this.webhooks.start(workers);
     this.resyncTimer = setInterval(() => {
       this.boxes.resync();
+      this.boxes.hosts.enqueue();
       this.clients.resync();
       this.policies.resync();
       this.apps.resync();
@@ -150,6 +171,7 @@ export class Manager {
     clearInterval(this.resyncTimer);
     const drained = Promise.all([
       this.boxes.stop(),
+      this.boxes.hosts.stop(),
       this.clients.stop(),
       this.policies.stop(),
       this.apps.stop(),

@@ -36,6 +36,12 @@ export class OperatorMetrics {
     labelNames: ['informer'],
     registers: [this.registry],
   });
+  readonly apiRequests = new Counter({
+    name: 'boxauth_operator_api_requests_total',
+    help: 'Requests to the Kubernetes API server by verb (get, list, watch, create, update, patch, delete) and resource',
+    labelNames: ['verb', 'resource'],
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'boxauth_operator_leader',
     help: '1 while this replica holds the leader Lease',

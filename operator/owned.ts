@@ -1,6 +1,7 @@
 // Objects the operator makes for a resource: labelled as the operator's, and
 // owned by that resource (an ownerReference), so the garbage collector takes
 // them away with it.
+import { createHash } from 'node:crypto';
 import { isConflict, type KObject, type Kube, type OwnerReference, type ResourceType } from './kube.js';
 
 export const MANAGED_LABELS = { 'app.kubernetes.io/managed-by': 'boxauth-operator' } as const;
@@ -61,4 +62,39 @@ export async function ensureOwned<T extends KObject>(
     throw foreign();
   }
   return obj;
+}
+
+/** The digest of what the operator last applied to an object, on the object: a change of what it wants shows there. */
+export const APPLIED_ANNOTATION = 'boxauth.io/applied';
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether `live` holds every value of `wanted` (the server adds defaults beside them); arrays element by element. */
+function holds(live: unknown, wanted: unknown): boolean {
+  if (Array.isArray(wanted)) return Array.isArray(live) && live.length === wanted.length && wanted.every((w, i) => holds(live[i], w));
+  if (isPlainObject(wanted)) return isPlainObject(live) && Object.entries(wanted).every(([k, w]) => w === undefined || holds(live[k], w));
+  return live === wanted;
+}
+
+/**
+ * Server-side apply of `desired`, unless `live` (the object as a cache or a GET has it) already is what it says:
+ * an apply that changes nothing is still a write request, one per object at every restart of the operator and
+ * every resync. The digest of `desired` goes on the object (APPLIED_ANNOTATION) so that a field the operator
+ * stopped sending, which its apply would remove, counts as a change; an edit of a field it sends (drift) fails
+ * `holds` and is applied over.
+ */
+export async function applyChanged<T extends KObject>(
+  kube: Kube,
+  type: ResourceType,
+  namespace: string,
+  desired: KObject,
+  live: T | undefined,
+): Promise<T> {
+  const digest = createHash('sha256').update(JSON.stringify(desired)).digest('hex').slice(0, 16);
+  const stamped = {
+    ...desired,
+    metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, [APPLIED_ANNOTATION]: digest } },
+  };
+  if (live && live.metadata.annotations?.[APPLIED_ANNOTATION] === digest && holds(live, stamped)) return live;
+  return kube.apply<T>(type, namespace, stamped);
 }

@@ -5,6 +5,10 @@
 //
 // A key added with `force` is handed out with force=true: the controller must do
 // the whole reconcile (drift check) even when nothing it watches has changed.
+//
+// A key added as `background` (the periodic resync's) waits behind every other:
+// a resync that enqueues thousands of objects must not make a change someone
+// just applied wait for all of them. Added again in the foreground, it moves up.
 import { systemClock, type Clock } from './clock.js';
 
 export interface QueueOptions {
@@ -17,6 +21,9 @@ export type Work = (key: string, force: boolean) => Promise<{ requeueAfterMs?: n
 
 export class WorkQueue {
   private readonly ready: string[] = [];
+  /** Keys of the background lane, handed out when `ready` is empty. */
+  private readonly later: string[] = [];
+  private readonly inLater = new Set<string>();
   private readonly queued = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly dirty = new Set<string>();
@@ -38,19 +45,28 @@ export class WorkQueue {
 
   /** Keys waiting to be handed out (not those being worked on or delayed). */
   get length(): number {
-    return this.ready.length;
+    return this.ready.length + this.later.length;
   }
 
-  add(key: string, opts: { force?: boolean } = {}): void {
+  add(key: string, opts: { force?: boolean; background?: boolean } = {}): void {
     if (this.stopping) return;
     if (opts.force) this.forced.add(key);
     if (this.processing.has(key)) {
       this.dirty.add(key);
       return;
     }
-    if (this.queued.has(key)) return;
+    if (this.queued.has(key)) {
+      if (!opts.background && this.inLater.delete(key)) {
+        this.later.splice(this.later.indexOf(key), 1);
+        this.ready.push(key);
+      }
+      return;
+    }
     this.queued.add(key);
-    this.ready.push(key);
+    if (opts.background) {
+      this.later.push(key);
+      this.inLater.add(key);
+    } else this.ready.push(key);
     this.waiters.shift()?.();
   }
 
@@ -91,11 +107,15 @@ export class WorkQueue {
   }
 
   private async next(): Promise<string | undefined> {
-    while (!this.ready.length) {
+    while (!this.ready.length && !this.later.length) {
       if (this.stopping) return undefined;
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
-    const key = this.ready.shift()!;
+    let key = this.ready.shift();
+    if (key === undefined) {
+      key = this.later.shift()!;
+      this.inLater.delete(key);
+    }
     this.queued.delete(key);
     this.processing.add(key);
     return key;

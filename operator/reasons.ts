@@ -140,12 +140,39 @@ const box = {
    * when it stays, check the operator's DATABASE_URL and its RBAC.
    */
   ProvisioningFailed: WAITING,
+  /**
+   * Ready=True: spec.serving is Hosted, the host answers for the box, and its Service is an ExternalName of the host's
+   * (status.host names the host). Nothing to do.
+   */
+  Hosted: READY,
+  /**
+   * Ready=False, Stalled=True: spec.serving is Hosted and the Box asks for what a host cannot do for one box (spec.tls,
+   * spec.smtp.templates, a spec.port other than 8080, another spec.image, spec.serviceAccountName, tokenreview), or
+   * its base URL's host name is another hosted box's; nothing is changed (a dedicated box keeps its Deployment). The
+   * message names the field: remove it, or set spec.serving to Dedicated.
+   */
+  NotHostable: STALLED,
+  /**
+   * Ready=False, Reconciling=True: spec.serving is Hosted, the box is in the host's registry, and the host does not
+   * answer for it yet (it prepares a new box: migrations, keys; or its pods are not up). A box moving from its
+   * Deployment keeps it, and its Service, until the host does. Looked at again within seconds; when it stays, look at
+   * the host's pods and logs (kubectl logs -n <operator namespace> deployment/boxauth-host).
+   */
+  HostNotAnswering: WAITING,
+  /**
+   * Ready=False, Reconciling=True: spec.serving went from Hosted to Dedicated; the host serves the box until one of its
+   * own pods is available, then its Service points at them again and its entry leaves the registry. Nothing to do;
+   * when it stays, look at the Deployment's pods.
+   */
+  MovingToDedicated: WAITING,
   /** Available=True: at least one API pod is available. */
   MinimumReplicasAvailable: AVAILABLE,
   /** Available=False: none of the API pods is available; `kubectl get pods -l app.kubernetes.io/instance=<box>` shows why. */
   NoPodsAvailable: UNAVAILABLE,
   /** Available=False: spec.replicas is 0. Set it to serve. */
   ScaledToZero: UNAVAILABLE,
+  /** Available=True: the box is hosted, and the host answered for it at the operator's last look. */
+  HostAnswering: AVAILABLE,
   /** Normal Event: spec.jwtAlg changed and a new signing key was generated; the API keeps publishing the old one. Nothing to do. */
   SigningKeyReplaced: NORMAL_EVENT,
 } as const satisfies Record<string, ReasonUse>;

@@ -1,14 +1,16 @@
 // The steps of scripts/image-build.sh that write JSON: the image's configuration, manifest and index, and its SBOM.
 //
 //   node scripts/image-stage.mjs layout <layout dir> <spec.json>
-//     writes an OCI image layout (https://github.com/opencontainers/image-spec/blob/main/image-layout.md) of the
-//     gzipped layer tars the spec names, with the configuration of the Dockerfile's final stage (USER, ENV,
-//     WORKDIR, EXPOSE, CMD, ENTRYPOINT, LABEL: the one place these are written) and one index entry per image
-//     name; prints the manifest's digest. spec.json: { dockerfile, created, names, labels, layers: [{ file,
-//     diffId, createdBy }] }.
-//   node scripts/image-stage.mjs sbom <npm sbom.json> <dpkg status> <os-release> <spec.json> <manifest digest>
-//     prints a CycloneDX SBOM of the image: the npm packages of npm sbom (the release's tool) and the Debian
-//     packages that the root filesystem's dpkg status lists as installed.
+//     writes an OCI image layout (https://github.com/opencontainers/image-spec/blob/main/image-layout.md) of one
+//     image per architecture the spec names, each of the gzipped layer tars it names, with the configuration of the
+//     Dockerfile's final stage (USER, ENV, WORKDIR, EXPOSE, CMD, ENTRYPOINT, LABEL: the one place these are
+//     written), and one index entry per image name: the manifest of the one architecture, or an image index of one
+//     manifest per platform (image-spec image-index.md) when there are several; prints that entry's digest.
+//     spec.json: { dockerfile, created, names, labels, images: [{ architecture, dpkgStatus, osRelease, layers:
+//     [{ file, diffId, createdBy }] }] }.
+//   node scripts/image-stage.mjs sbom <npm sbom.json> <spec.json> <layout dir>
+//     prints a CycloneDX SBOM of the image the layout holds: the npm packages of npm sbom (the release's tool) and
+//     the Debian packages that each architecture's dpkg status lists as installed.
 //   node scripts/image-stage.mjs config <Dockerfile>
 //     prints the configuration read from the Dockerfile's final stage (what `layout` writes into the image).
 import { Buffer } from 'node:buffer';
@@ -16,7 +18,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
-import { createLayout, OCI_MANIFEST, writeBlob, writeIndex } from './oci.mjs';
+import { createLayout, OCI_INDEX, OCI_MANIFEST, writeBlob, writeIndex } from './oci.mjs';
 
 const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 
@@ -79,32 +81,48 @@ export function finalStageConfig(dockerfile) {
   return config;
 }
 
-/** The image's config, manifest and index (one entry per name, as `ctr images import` names images). */
-function writeImageLayout(layout, specFile) {
-  const spec = readJson(specFile);
-  createLayout(layout);
-  const layers = spec.layers.map(({ file }) => {
-    const bytes = fs.readFileSync(file);
-    return { mediaType: OCI_LAYER_GZIP, ...writeBlob(layout, bytes) };
-  });
+/** The config and manifest of one architecture's image; returns the manifest's descriptor, with its platform. */
+function writeImage(layout, spec, image) {
+  const layers = image.layers.map(({ file }) => ({ mediaType: OCI_LAYER_GZIP, ...writeBlob(layout, fs.readFileSync(file)) }));
   const fromDockerfile = finalStageConfig(spec.dockerfile);
+  const platform = { architecture: image.architecture, os: 'linux' };
   const imageConfig = {
     created: spec.created,
-    architecture: 'amd64',
-    os: 'linux',
+    ...platform,
     config: { ...fromDockerfile, Labels: { ...fromDockerfile.Labels, ...spec.labels } },
-    rootfs: { type: 'layers', diff_ids: spec.layers.map((layer) => layer.diffId) },
-    history: spec.layers.map((layer) => ({ created: spec.created, created_by: layer.createdBy })),
+    rootfs: { type: 'layers', diff_ids: image.layers.map((layer) => layer.diffId) },
+    history: image.layers.map((layer) => ({ created: spec.created, created_by: layer.createdBy })),
   };
   const config = { mediaType: OCI_CONFIG, ...writeBlob(layout, Buffer.from(JSON.stringify(imageConfig))) };
   const manifest = { schemaVersion: 2, mediaType: OCI_MANIFEST, config, layers, annotations: spec.labels };
-  const manifestBlob = writeBlob(layout, Buffer.from(JSON.stringify(manifest)));
+  return { mediaType: OCI_MANIFEST, ...writeBlob(layout, Buffer.from(JSON.stringify(manifest))), platform };
+}
+
+/**
+ * The images' configs and manifests, and the index (one entry per name, as `ctr images import` names images):
+ * each name's entry is the manifest of the one architecture or, with several, an image index of them all. The
+ * names are not put on the manifests of a multi-architecture image: containerd would name an image after each,
+ * the last one imported winning, whatever its platform.
+ */
+function writeImageLayout(layout, specFile) {
+  const spec = readJson(specFile);
+  createLayout(layout);
+  const manifests = spec.images.map((image) => writeImage(layout, spec, image));
+  const [only] = manifests;
+  const target =
+    manifests.length === 1
+      ? only
+      : {
+          mediaType: OCI_INDEX,
+          ...writeBlob(
+            layout,
+            Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: OCI_INDEX, manifests, annotations: spec.labels })),
+          ),
+        };
   writeIndex(
     layout,
     spec.names.map((name) => ({
-      mediaType: OCI_MANIFEST,
-      ...manifestBlob,
-      platform: { architecture: 'amd64', os: 'linux' },
+      ...target,
       annotations: {
         // containerd names an imported image by io.containerd.image.name, as it is written; ref.name is the
         // tag (image-layout.md). The kubelet asks containerd for a Pod's image by its full name (boxauth:dev is
@@ -114,7 +132,7 @@ function writeImageLayout(layout, specFile) {
       },
     })),
   );
-  process.stdout.write(`${manifestBlob.digest}\n`);
+  process.stdout.write(`${target.digest}\n`);
 }
 
 /** The stanzas of a dpkg status file (deb822), the installed ones only. */
@@ -127,36 +145,51 @@ function installedDebs(statusFile) {
     .sort((a, b) => a.Package.localeCompare(b.Package));
 }
 
-/** The image as CycloneDX 1.5 (https://cyclonedx.org/docs/1.5/json/): npm's components and Debian's. */
-function imageSbom(npmBomFile, statusFile, osReleaseFile, specFile, manifestDigest) {
+/**
+ * The image as CycloneDX 1.5 (https://cyclonedx.org/docs/1.5/json/): npm's components and Debian's. The image is
+ * the layout's index entry (a multi-architecture image's index); with several architectures each platform's
+ * manifest is a container component of its own, and a Debian package is one per architecture (`name:arch`, as
+ * dpkg names it; an `all` package once).
+ */
+function imageSbom(npmBomFile, specFile, layout) {
   const npm = readJson(npmBomFile);
   const spec = readJson(specFile);
+  const [entry] = readJson(path.join(layout, 'index.json')).manifests;
+  const platforms = entry.mediaType === OCI_INDEX ? readJson(path.join(layout, 'blobs', ...entry.digest.split(':'))).manifests : [];
   const osRelease = Object.fromEntries(
-    [...fs.readFileSync(osReleaseFile, 'utf8').matchAll(/^(\w+)="?([^"\n]*)"?$/gm)].map(([, key, value]) => [key, value]),
+    [...fs.readFileSync(spec.images[0].osRelease, 'utf8').matchAll(/^(\w+)="?([^"\n]*)"?$/gm)].map(([, key, value]) => [key, value]),
   );
   const distro = `${osRelease.ID}-${osRelease.VERSION_ID}`;
   // The package URL of a Debian package (purl-spec, types: deb): version and qualifiers percent-encoded.
-  const debs = installedDebs(statusFile).map((deb) => {
-    const source = deb.Source?.split(' ')[0];
-    return {
-      type: 'library',
-      'bom-ref': `deb:${deb.Package}@${deb.Version}`,
-      name: deb.Package,
-      version: deb.Version,
-      purl: `pkg:deb/${osRelease.ID}/${deb.Package}@${encodeURIComponent(deb.Version)}?arch=${deb.Architecture}&distro=${distro}`,
-      ...(source && source !== deb.Package ? { properties: [{ name: 'debian:source', value: source }] } : {}),
-    };
-  });
+  const debs = new Map();
+  for (const image of spec.images)
+    for (const deb of installedDebs(image.dpkgStatus)) {
+      const source = deb.Source?.split(' ')[0];
+      const ref = `deb:${deb.Package}:${deb.Architecture}@${deb.Version}`;
+      debs.set(ref, {
+        type: 'library',
+        'bom-ref': ref,
+        name: deb.Package,
+        version: deb.Version,
+        purl: `pkg:deb/${osRelease.ID}/${deb.Package}@${encodeURIComponent(deb.Version)}?arch=${deb.Architecture}&distro=${distro}`,
+        ...(source && source !== deb.Package ? { properties: [{ name: 'debian:source', value: source }] } : {}),
+      });
+    }
   const [repository] = spec.names[0].split(/:(?=[^:/]+$)/);
   const version = spec.labels['org.opencontainers.image.version'];
-  const image = {
+  const container = (digest, properties) => ({
     type: 'container',
-    'bom-ref': `image:${repository}@${manifestDigest}`,
+    'bom-ref': `image:${repository}@${digest}`,
     name: repository,
     version,
-    hashes: [{ alg: 'SHA-256', content: manifestDigest.replace(/^sha256:/, '') }],
-    purl: `pkg:oci/${path.basename(repository)}@${encodeURIComponent(manifestDigest)}?repository_url=${encodeURIComponent(repository)}`,
-  };
+    hashes: [{ alg: 'SHA-256', content: digest.replace(/^sha256:/, '') }],
+    purl: `pkg:oci/${path.basename(repository)}@${encodeURIComponent(digest)}?repository_url=${encodeURIComponent(repository)}`,
+    ...(properties ? { properties } : {}),
+  });
+  const image = container(entry.digest);
+  const perPlatform = platforms.map((m) =>
+    container(m.digest, [{ name: 'oci:platform', value: `${m.platform.os}/${m.platform.architecture}` }]),
+  );
   const os = {
     type: 'operating-system',
     'bom-ref': `os:${distro}`,
@@ -165,17 +198,19 @@ function imageSbom(npmBomFile, statusFile, osReleaseFile, specFile, manifestDige
     description: osRelease.PRETTY_NAME,
   };
   const app = npm.metadata.component;
+  const contents = [os['bom-ref'], app['bom-ref']];
   return {
     bomFormat: 'CycloneDX',
     specVersion: npm.specVersion,
     // Stable for one image: its digest names it.
-    serialNumber: `urn:uuid:${uuidOf(manifestDigest)}`,
+    serialNumber: `urn:uuid:${uuidOf(entry.digest)}`,
     version: 1,
     metadata: { timestamp: spec.created, tools: npm.metadata.tools, component: image },
-    components: [os, app, ...debs, ...npm.components],
+    components: [...perPlatform, os, app, ...debs.values(), ...npm.components],
     dependencies: [
-      { ref: image['bom-ref'], dependsOn: [os['bom-ref'], app['bom-ref']] },
-      { ref: os['bom-ref'], dependsOn: debs.map((deb) => deb['bom-ref']) },
+      { ref: image['bom-ref'], dependsOn: perPlatform.length ? perPlatform.map((p) => p['bom-ref']) : contents },
+      ...perPlatform.map((p) => ({ ref: p['bom-ref'], dependsOn: contents })),
+      { ref: os['bom-ref'], dependsOn: [...debs.keys()] },
       ...(npm.dependencies ?? []),
     ],
   };
@@ -192,11 +227,11 @@ function uuidOf(digest) {
 
 const [step, ...args] = process.argv.slice(2);
 if (step === 'layout' && args.length === 2) writeImageLayout(args[0], args[1]);
-else if (step === 'sbom' && args.length === 5) process.stdout.write(`${JSON.stringify(imageSbom(...args), null, 2)}\n`);
+else if (step === 'sbom' && args.length === 3) process.stdout.write(`${JSON.stringify(imageSbom(...args), null, 2)}\n`);
 else if (step === 'config' && args.length === 1) process.stdout.write(`${JSON.stringify(finalStageConfig(args[0]), null, 2)}\n`);
 else {
   process.stderr.write(
-    'usage: image-stage.mjs layout <layout dir> <spec.json> | sbom <npm sbom> <dpkg status> <os-release> <spec.json> <digest> | config <Dockerfile>\n',
+    'usage: image-stage.mjs layout <layout dir> <spec.json> | sbom <npm sbom> <spec.json> <layout dir> | config <Dockerfile>\n',
   );
   process.exit(2);
 }

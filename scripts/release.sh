@@ -21,8 +21,9 @@
 #                                     CRDs, the operator and its RBAC, rendered from the chart (with
 #                                     the database of Secret boxauth-database: no bundled PostgreSQL)
 #   boxauth-<version>-image.oci.tar the container image ${BOXAUTH_IMAGE_REPOSITORY:-ghcr.io/boxauth/boxauth}:<version>,
-#                                     an OCI image archive of Debian trixie and the npm package above
-#                                     (scripts/image-build.sh; ctr -n k8s.io images import, skopeo copy oci-archive:…)
+#                                     an OCI image archive of Debian trixie and the npm package above, for each of
+#                                     ${BOXAUTH_IMAGE_ARCHES:-amd64 arm64} (one image index: scripts/image-build.sh;
+#                                     ctr -n k8s.io images import, skopeo copy --multi-arch all oci-archive:…)
 #   boxauth-<version>-image.cdx.json  its SBOM, CycloneDX JSON: the Debian packages and the npm packages in it
 #                                     (both left out when BOXAUTH_RELEASE_IMAGE=0: make release RELEASE_IMAGE=0)
 #   SHA256SUMS                      every file above (sha256sum -c SHA256SUMS)
@@ -100,8 +101,10 @@ EOF
 } >"$OUT/install.yaml"
 
 if [[ ${BOXAUTH_RELEASE_IMAGE:-1} != 0 ]]; then
-  log "container image $IMAGE_REPOSITORY:$VERSION and its SBOM"
-  "$ROOT/scripts/image-build.sh" --version "$VERSION" --package "$OUT/boxauth-$VERSION.tgz" --name "$IMAGE_REPOSITORY:$VERSION" \
+  log "container image $IMAGE_REPOSITORY:$VERSION (${BOXAUTH_IMAGE_ARCHES:-amd64 arm64}) and its SBOM"
+  arch_args=()
+  for arch in ${BOXAUTH_IMAGE_ARCHES:-amd64 arm64}; do arch_args+=(--arch "$arch"); done
+  "$ROOT/scripts/image-build.sh" --version "$VERSION" "${arch_args[@]}" --package "$OUT/boxauth-$VERSION.tgz" --name "$IMAGE_REPOSITORY:$VERSION" \
     --sbom "$OUT/boxauth-$VERSION-image.cdx.json" "$OUT/boxauth-$VERSION-image.oci.tar"
 fi
 

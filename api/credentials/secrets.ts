@@ -34,58 +34,100 @@ export class Argon2Busy extends ApiError {
   }
 }
 
-let maxWaiting = 32;
-let signUpMaxWaiting = 4;
-let running = 0;
-/** Sign-ups being hashed: at most one, so that the other slot is always free for everyone else. */
-let signUpsRunning = 0;
-const waiting = new Map<Argon2Lane, (() => void)[]>(LANES.map((lane) => [lane, []]));
+/** The process's argon2 runs: at most MAX_CONCURRENT, at most one of them a sign-up. */
+const slots = { running: 0, signUps: 0 };
+/** The gates with runs waiting, in the order they are served: the one served goes last. */
+const turns: Argon2Gate[] = [];
 
-/** How many runs may wait per lane (BOXAUTH_ARGON2_MAX_WAITING; sign-ups: BOXAUTH_SIGN_UP_MAX_WAITING); set once at start-up. */
-export function configureArgon2(options: { maxWaiting: number; signUpMaxWaiting: number }): void {
-  maxWaiting = options.maxWaiting;
-  signUpMaxWaiting = options.signUpMaxWaiting;
-}
+const mayStart = (lane: Argon2Lane): boolean => lane !== 'sign-up' || slots.signUps === 0;
 
-/** Runs waiting, per lane (metrics, tests). */
-export function argon2Waiting(): Record<Argon2Lane, number> {
-  return Object.fromEntries(LANES.map((lane) => [lane, waiting.get(lane)!.length])) as Record<Argon2Lane, number>;
-}
+/**
+ * One box's way to the process's argon2 runs: its own queue per lane, bounded by its own settings
+ * (BOXAUTH_ARGON2_MAX_WAITING; sign-ups: BOXAUTH_SIGN_UP_MAX_WAITING). The boxes of a host take
+ * turns: a run that ends hands its slot to the next box with a run waiting (within that box, by
+ * lane), so a box that floods the host with hashes holds another box's next run by at most one run
+ * of its own per slot, and fills only its own queues (docs/kubernetes/hosted-boxes.md).
+ */
+export class Argon2Gate {
+  private readonly waiting = new Map<Argon2Lane, (() => void)[]>(LANES.map((lane) => [lane, []]));
 
-const mayStart = (lane: Argon2Lane): boolean => lane !== 'sign-up' || signUpsRunning === 0;
+  constructor(private readonly limits: { maxWaiting: number; signUpMaxWaiting: number } = { maxWaiting: 32, signUpMaxWaiting: 4 }) {}
 
-async function limited<T>(lane: Argon2Lane, work: () => Promise<T>): Promise<T> {
-  // A finished run hands its slot straight to the next waiter (running and
-  // signUpsRunning are counted for it then), so a caller arriving in between
-  // cannot take it as well.
-  if (running < MAX_CONCURRENT && mayStart(lane)) {
-    running++;
-    if (lane === 'sign-up') signUpsRunning++;
-  } else {
-    const queue = waiting.get(lane)!;
-    if (queue.length >= (lane === 'sign-up' ? signUpMaxWaiting : maxWaiting)) throw new Argon2Busy();
-    await new Promise<void>((resolve) => queue.push(resolve));
+  /** An argon2id hash of a secret or password: 'write' for what an admin or a client sets, 'sign-up' for a stranger's sign-up. */
+  hash(secret: string, lane: 'write' | 'sign-up' = 'write'): Promise<string> {
+    return this.limited(lane, () => argon2.hash(secret, HASH_OPTIONS));
   }
-  try {
-    return await work();
-  } finally {
-    if (lane === 'sign-up') signUpsRunning--;
-    const next = LANES.find((l) => mayStart(l) && waiting.get(l)!.length);
-    if (next) {
-      if (next === 'sign-up') signUpsRunning++;
-      waiting.get(next)!.shift()!();
-    } else running--;
+
+  /** argon2 verification of a secret or password against its stored hash; false for a malformed hash. */
+  verify(hash: string, presented: string, lane: Argon2Lane = 'sign-in'): Promise<boolean> {
+    return this.limited(lane, () => argon2.verify(hash, presented).catch(() => false));
+  }
+
+  /** Runs waiting, per lane (metrics, tests). */
+  waitingByLane(): Record<Argon2Lane, number> {
+    return Object.fromEntries(LANES.map((lane) => [lane, this.waiting.get(lane)!.length])) as Record<Argon2Lane, number>;
+  }
+
+  private async limited<T>(lane: Argon2Lane, work: () => Promise<T>): Promise<T> {
+    // A finished run hands its slot straight to the next waiter (slots are counted for it then),
+    // so a caller arriving in between cannot take it as well.
+    if (slots.running < MAX_CONCURRENT && mayStart(lane)) {
+      slots.running++;
+      if (lane === 'sign-up') slots.signUps++;
+    } else {
+      const queue = this.waiting.get(lane)!;
+      if (queue.length >= (lane === 'sign-up' ? this.limits.signUpMaxWaiting : this.limits.maxWaiting)) throw new Argon2Busy();
+      await new Promise<void>((resolve) => {
+        queue.push(resolve);
+        if (!turns.includes(this)) turns.push(this);
+      });
+    }
+    try {
+      return await work();
+    } finally {
+      if (lane === 'sign-up') slots.signUps--;
+      handOn();
+    }
+  }
+
+  /** Starts this gate's next run that may start (by lane), if any; whether it did. */
+  startNext(): boolean {
+    const lane = LANES.find((l) => mayStart(l) && this.waiting.get(l)!.length);
+    if (!lane) return false;
+    if (lane === 'sign-up') slots.signUps++;
+    this.waiting.get(lane)!.shift()!();
+    return true;
+  }
+
+  get hasWaiting(): boolean {
+    return LANES.some((lane) => this.waiting.get(lane)!.length > 0);
   }
 }
 
-/** An argon2id hash of a secret or password: 'write' for what an admin or a client sets, 'sign-up' for a stranger's sign-up. */
+/** A slot given back: to the first gate in turn with a run that may start (which then goes last), else free. */
+function handOn(): void {
+  for (let at = 0; at < turns.length; at++) {
+    const gate = turns[at]!;
+    if (!gate.startNext()) continue;
+    turns.splice(at, 1);
+    if (gate.hasWaiting) turns.push(gate);
+    return;
+  }
+  slots.running--;
+}
+
+/** The process's own gate: a box's preparation (its root client, its first admin) and callers outside a box. */
+/** The process's one gate: a box process's, the operator's (a host gives each of its boxes one of its own). */
+export const processGate = new Argon2Gate();
+
+/** An argon2id hash, through the process's own gate (a box's services have their own: Services.argon2). */
 export function hashSecret(secret: string, lane: 'write' | 'sign-up' = 'write'): Promise<string> {
-  return limited(lane, () => argon2.hash(secret, HASH_OPTIONS));
+  return processGate.hash(secret, lane);
 }
 
-/** argon2 verification of a secret or password against its stored hash; false for a malformed hash. */
-export async function verifyHash(hash: string, presented: string, lane: Argon2Lane = 'sign-in'): Promise<boolean> {
-  return limited(lane, () => argon2.verify(hash, presented).catch(() => false));
+/** argon2 verification through the process's own gate (a box's services have their own: Services.argon2). */
+export function verifyHash(hash: string, presented: string, lane: Argon2Lane = 'sign-in'): Promise<boolean> {
+  return processGate.verify(hash, presented, lane);
 }
 
 /** A hash of a random secret: checking a presented secret against it costs what a real check costs. */
@@ -117,7 +159,10 @@ export class SecretVerifier {
   /** Checks running, by client, hash and presented secret: the same secret sent many times at once is checked once. */
   private readonly running = new Map<string, Promise<boolean>>();
 
-  constructor(private readonly maxEntries = 10_000) {}
+  constructor(
+    private readonly gate: Argon2Gate = processGate,
+    private readonly maxEntries = 10_000,
+  ) {}
 
   /** Whether `presented` is the very secret that passed argon2 against `hash` before (no argon2 run). */
   remembered(clientId: string, hash: string, presented: string): boolean {
@@ -155,7 +200,7 @@ export class SecretVerifier {
     guard?.reserve();
     let ok: boolean;
     try {
-      ok = await verifyHash(hash, presented, lane);
+      ok = await this.gate.verify(hash, presented, lane);
     } catch (err) {
       guard?.release(); // not checked (the argon2 queue is full): not a failure
       throw err;

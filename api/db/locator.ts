@@ -44,6 +44,11 @@ export interface LocatorOptions {
   /** The deadline of a connection and of each check (connect, then one query). */
   timeoutMs: number;
   onChange?: (change: HostChange) => void;
+  /**
+   * The host a run before this one used (a host's box opened again after idling, api/host/): used
+   * at once, without asking the hosts first. A connection to it that fails, or the watch, looks again.
+   */
+  known?: Located;
 }
 
 const STATE_QUERY = "SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') = 'on' AS read_only";
@@ -107,6 +112,7 @@ export class HostLocator extends EventEmitter {
     private readonly options: LocatorOptions,
   ) {
     super();
+    this.located = this.lastUsed = options.known;
   }
 
   /** The host in use, if one is known now. */

@@ -39,6 +39,8 @@ export interface PoolOptions {
   statementTimeoutMs?: number;
   /** false through a transaction pooler: statements are parsed at each use (./located-client.ts). */
   namedStatements?: boolean;
+  /** How long an idle connection stays open (default 30 s; a host's boxes and the operator's let go sooner). */
+  idleMs?: number;
 }
 
 /** A locator of its own for a URL (no watch: whoever needs one watches its own locator). */
@@ -56,7 +58,7 @@ export function createPool(database: string | HostLocator, max: number, options:
       namedStatements: options.namedStatements ?? true,
     }),
     max,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: options.idleMs ?? 30_000,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });

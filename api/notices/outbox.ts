@@ -24,7 +24,6 @@ import { errorMessage } from '../errors.js';
 import { LeasedSends } from '../leased-sends.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { parseCidr } from '../outbound.js';
 import {
   claimEvents,
   claimNotices,
@@ -33,7 +32,6 @@ import {
   noticeQueues,
   NOTICE_CHANNEL,
   NOTICE_EVENT_CHANNEL,
-  readNoticeAllowedAddresses,
   removeEvents,
   retryNotice,
   sentNotice,
@@ -48,7 +46,6 @@ import {
   type NoticeKind,
   type NoticeKindName,
 } from './kinds.js';
-import { useReceiverRules } from './post.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -312,15 +309,6 @@ export class NoticeOutbox {
  * each use so that a change on any process holds at once.
  */
 export function startNotices(svc: Needs, kinds: ReadonlyMap<NoticeKindName, NoticeKind>): NoticeOutbox {
-  const { notices, baseUrl } = svc.config;
-  useReceiverRules(async () => ({
-    allowed: [
-      ...notices.allowedAddresses,
-      ...(await readNoticeAllowedAddresses(svc.pool)).map(parseCidr).filter((c): c is [string, number] => c !== undefined),
-    ],
-    boxUrl: baseUrl,
-    timeoutMs: notices.timeoutMs,
-  }));
   const outbox = new NoticeOutbox(svc, kinds);
   outbox.start();
   return outbox;

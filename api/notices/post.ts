@@ -17,7 +17,10 @@
 import dns from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { addressAllowed, addressProblem, guardedLookup, literalAddress, type AddressRules } from '../outbound.js';
+import type { NoticeConfig } from '../config.js';
+import type { Queryable } from '../db/pool.js';
+import { addressAllowed, addressProblem, guardedLookup, literalAddress, parseCidr, type AddressRules } from '../outbound.js';
+import { readNoticeAllowedAddresses } from '../store/notices.js';
 
 /** The most of a receiver's answer that is read (the rest is dropped with the connection). */
 export const MAX_ANSWER_BYTES = 64 * 1024;
@@ -28,22 +31,25 @@ export interface ReceiverRules extends AddressRules {
   timeoutMs: number;
 }
 
-/** Without a box to ask (a unit test, a tool): nothing special-use allowed, a 10 s deadline. */
-const STRICT: ReceiverRules = { allowed: [], boxUrl: 'https://box.invalid', timeoutMs: 10_000 };
-
-let currentRules: () => Promise<ReceiverRules> = () => Promise.resolve(STRICT);
-
 /**
- * Where this process reads the rules from, each time (the allow-list may change at runtime, on any
- * process of the box): api/notices/outbox.ts startNotices installs the box's.
+ * The rules of `svc`'s box in force now: BOXAUTH_NOTICE_ALLOWED_ADDRESSES and the runtime setting
+ * (PUT /settings/notices), read at each use so that a change on any process holds at once. Each
+ * box's own, from its services: a host serves many boxes in one process, and one box's allow-list
+ * (or its URL) must never be another's.
  */
-export function useReceiverRules(read: () => Promise<ReceiverRules>): void {
-  currentRules = read;
-}
-
-/** The rules in force now. */
-export function receiverRules(): Promise<ReceiverRules> {
-  return currentRules();
+export async function receiverRulesOf(svc: {
+  config: { baseUrl: string; notices: Pick<NoticeConfig, 'allowedAddresses' | 'timeoutMs'> };
+  pool: Queryable;
+}): Promise<ReceiverRules> {
+  const { notices, baseUrl } = svc.config;
+  return {
+    allowed: [
+      ...notices.allowedAddresses,
+      ...(await readNoticeAllowedAddresses(svc.pool)).map(parseCidr).filter((c): c is [string, number] => c !== undefined),
+    ],
+    boxUrl: baseUrl,
+    timeoutMs: notices.timeoutMs,
+  };
 }
 
 /** Why a POST to a receiver failed before an answer: refused by the rules, unreachable, too slow. Never a secret. */
@@ -121,8 +127,7 @@ export function administeredUrlProblem(url: string, boxUrl: string): string | un
  * refused here is refused again at each send. Answers a sentence to follow the field's name
  * ("backchannel_logout_uri is the box itself"), or undefined when it may be used.
  */
-export async function receiverUrlProblem(url: string, rules?: ReceiverRules): Promise<string | undefined> {
-  const r = rules ?? (await receiverRules());
+export async function receiverUrlProblem(url: string, r: ReceiverRules): Promise<string | undefined> {
   const shape = receiverUrlShapeProblem(url, r);
   if (shape) return shape;
   const target = new URL(url);
@@ -165,8 +170,7 @@ function receiverLookup(rules: ReceiverRules, plain: boolean): ReturnType<typeof
  * when the URL is refused, the receiver cannot be reached, or no whole answer came before the
  * deadline (`signal`, or the box's BOXAUTH_NOTICE_TIMEOUT_MS, whichever is first).
  */
-export async function postToReceiver(url: string, request: ReceiverRequest): Promise<ReceiverAnswer> {
-  const rules = await receiverRules();
+export async function postToReceiver(url: string, request: ReceiverRequest, rules: ReceiverRules): Promise<ReceiverAnswer> {
   const problem = receiverUrlShapeProblem(url, rules);
   if (problem) throw new ReceiverError(`the receiver's URL ${problem}`);
   const target = new URL(url);

@@ -34,7 +34,10 @@ export type AgentServices = Pick<Needs, 'clients' | 'config' | 'log' | 'policies
 /** A client found, or why none could be: said to the log; the person is shown the box's page of an unknown client. */
 export type FoundClient = { client: Stored<Client> } | { why: string } | undefined;
 
-/** Fetches under way, by URL: the authorization requests of one agent arriving at once fetch its document once. */
+/**
+ * Fetches under way, by box and URL: the authorization requests of one agent arriving at once fetch
+ * its document once. By box: each box fetches under its own rules and stores the client in its own database.
+ */
 const fetching = new Map<string, Promise<FoundClient>>();
 
 /**
@@ -53,10 +56,11 @@ export async function clientNamed(svc: AgentServices, clientId: string, now = ne
   if (stored && registration?.expires_at && Date.parse(registration.expires_at) > now.getTime()) return { client: stored };
   const problem = clientIdUrlProblem(clientId);
   if (problem) return { why: problem };
-  let pending = fetching.get(clientId);
+  const key = `${svc.config.baseUrl}\n${clientId}`;
+  let pending = fetching.get(key);
   if (!pending) {
-    pending = fetchAndStore(svc, clientId).finally(() => fetching.delete(clientId));
-    fetching.set(clientId, pending);
+    pending = fetchAndStore(svc, clientId).finally(() => fetching.delete(key));
+    fetching.set(key, pending);
   }
   return pending;
 }

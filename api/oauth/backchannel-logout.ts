@@ -4,6 +4,7 @@
 // of notices (api/notices/kinds.ts): the fan-out decides who is told what (pure, below), the send
 // builds and signs the token and POSTs it through api/notices/post.ts (no redirects, a deadline,
 // every address checked).
+import type { Pool } from '../db/pool.js';
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Transaction } from '../db/pool.js';
@@ -14,7 +15,7 @@ import type { Stored } from '../store/resources.js';
 import { clients } from '../store/clients.js';
 import type { Client } from '../types.js';
 import { NoticeRefused, type BoxEvent, type ClosedSession, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
-import { administeredUrlProblem, postToReceiver } from '../notices/post.js';
+import { administeredUrlProblem, postToReceiver, receiverRulesOf } from '../notices/post.js';
 import { idTokenAlgOf } from './openid.js';
 
 /** The one event a logout token carries (§2.4: "http://schemas.openid.net/event/backchannel-logout"). */
@@ -120,12 +121,13 @@ export function backchannelLogoutUriProblem(client: Pick<Client, 'backchannel_lo
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   config: Config;
+  pool: Pool;
   keyring: Keyring;
   clients: RecordCache<Stored<Client>>;
 }
 
 /** The `backchannel` kind of notice, for the outbox (api/notice-kinds.ts names it). */
-export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'clients'>): NoticeKind {
+export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'pool' | 'keyring' | 'clients'>): NoticeKind {
   return {
     giveUpAfterMs: BACKCHANNEL_GIVE_UP_AFTER_MS,
     async fanOut(tx: Transaction, event: BoxEvent): Promise<NoticeDraft[]> {
@@ -152,11 +154,15 @@ export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'c
       const key = svc.keyring.activeFor(idTokenAlgOf(client));
       const token = signJwt(key, logoutTokenClaims(svc.config.baseUrl, client.id, notice, Date.now()), 'logout+jwt');
       // §2.5: "The OP sends [...] a POST request [...] using the application/x-www-form-urlencoded media type with [the] logout_token parameter".
-      const answer = await postToReceiver(uri, {
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ logout_token: token }).toString(),
-        signal,
-      });
+      const answer = await postToReceiver(
+        uri,
+        {
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ logout_token: token }).toString(),
+          signal,
+        },
+        await receiverRulesOf(svc),
+      );
       // §2.8: "If the logout failed, the RP MUST respond with HTTP 400 Bad Request": its failure may be passing (its store away), so it is tried again.
       if (!acknowledged(answer.status)) throw new Error(`the relying party answered ${answer.status}`);
     },

@@ -24,7 +24,10 @@ function allRedirectUris(client: Client): string[] {
   return [...new Set(grants.flatMap((settings) => registeredRedirectUris(settings)))];
 }
 
-/** Verdicts that a client's sector document lists its redirect URIs, by client, URI and those URIs: until when. */
+/**
+ * Verdicts that a client's sector document lists its redirect URIs, by box, client, URI and those
+ * URIs: until when. By box: a host's boxes have clients of the same ids, and fetch under their own rules.
+ */
 const verified = new Map<string, number>();
 const fetching = new Map<string, Promise<string | undefined>>();
 
@@ -36,7 +39,7 @@ export async function sectorRefusal(svc: Needs, client: Client, now = Date.now()
   const uri = client.sector_identifier_uri;
   if (client.subject_type !== 'pairwise' || !uri) return undefined;
   const redirectUris = allRedirectUris(client);
-  const key = JSON.stringify([client.id, uri, redirectUris]);
+  const key = JSON.stringify([svc.config.baseUrl, client.id, uri, redirectUris]);
   if ((verified.get(key) ?? 0) > now) return undefined;
   let pending = fetching.get(key);
   if (!pending) {

@@ -7,7 +7,7 @@ import type { Actor } from '../audit.js';
 import { acrOf, ACR_MFA, meets } from '../credentials/acr.js';
 import { recentProof, RECENT_PROOF_MINUTES } from './factors.js';
 import { closeGrants, endPersonsGrants } from '../credentials/closing.js';
-import { Argon2Busy, hashSecret } from '../credentials/secrets.js';
+import { Argon2Busy, type Argon2Gate } from '../credentials/secrets.js';
 import { withTransaction } from '../db/pool.js';
 import {
   deleteConsent,
@@ -48,14 +48,14 @@ export function freshSecondFactor(browser: { amr: readonly string[]; authTime: D
  * out meanwhile, or the password checked is not theirs any more: the change would undo a reset).
  */
 export async function changeOwnPassword(
-  svc: AccountServices,
+  svc: AccountServices & { argon2: Argon2Gate },
   person: SignedInPerson,
   change: { password: string; typed: boolean },
   from: BrowserFacts,
 ): Promise<BrowserToken | 'busy' | 'ended'> {
   let passwordHash: string;
   try {
-    passwordHash = await hashSecret(change.password);
+    passwordHash = await svc.argon2.hash(change.password);
   } catch (err) {
     if (err instanceof Argon2Busy) return 'busy';
     throw err;

@@ -5,7 +5,7 @@
 // who has an account here (OWASP ASVS 2.x: no account enumeration at registration).
 import type { Audit } from '../audit.js';
 import type { Config } from '../config.js';
-import { Argon2Busy, hashSecret } from '../credentials/secrets.js';
+import { Argon2Busy, type Argon2Gate } from '../credentials/secrets.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { ConstraintViolation } from '../store/constraints.js';
 import { ensureGroup } from '../store/groups.js';
@@ -65,6 +65,7 @@ export interface RegistrationServices {
   attempts: Attempts;
   audit: Audit;
   config: Pick<Config, 'smtp' | 'registrationVerify' | 'registrationGroup'>;
+  argon2: Argon2Gate;
 }
 
 /** What a sign-up came to: made or taken (signUp), refused before anything was done, or the box too busy to hash. */
@@ -90,7 +91,7 @@ export async function register(
   if (throttled) return { throttled };
   let passwordHash: string;
   try {
-    passwordHash = await hashSecret(asked.password, 'sign-up');
+    passwordHash = await svc.argon2.hash(asked.password, 'sign-up');
   } catch (err) {
     await svc.attempts.giveBack(keys);
     if (err instanceof Argon2Busy) return { busy: err.headers['Retry-After'] ?? '1' };

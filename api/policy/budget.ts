@@ -110,9 +110,13 @@ export type Stop = 'policy' | 'decision' | 'request';
 
 const stopListeners: ((stop: Stop) => void)[] = [];
 
-/** Calls `listener` at every evaluation stopped (the metric boxauth_policy_evaluations_stopped_total). */
-export function onStop(listener: (stop: Stop) => void): void {
+/** Calls `listener` at every evaluation stopped (the metric boxauth_policy_evaluations_stopped_total), until the function it returns is called. */
+export function onStop(listener: (stop: Stop) => void): () => void {
   stopListeners.push(listener);
+  return () => {
+    const at = stopListeners.indexOf(listener);
+    if (at >= 0) stopListeners.splice(at, 1);
+  };
 }
 
 /** Why an evaluation stopped by `stop` denies, as the decision's record says it. */
@@ -210,8 +214,21 @@ export function metered<T>(run: () => T, perCall: number = EVALUATION_LIMITS.per
   return { value: over ? undefined : value, stopped: binding };
 }
 
-/** Decisions waiting for the next turn of the event loop. */
-const waiting: (() => void)[] = [];
+/**
+ * One box's decisions waiting for a turn of the event loop (its Policies' own). A host serves many
+ * boxes in one event loop: the turns go round the boxes with decisions waiting, one decision each,
+ * so that a box whose requests decide at their limit all the time holds another box's next decision
+ * by one of its own, not by every one it has waiting (docs/kubernetes/hosted-boxes.md).
+ */
+export class DecisionLine {
+  readonly waiting: (() => void)[] = [];
+}
+
+/** Callers outside a box's Policies. */
+const processLine = new DecisionLine();
+
+/** The lines with decisions waiting, in the order they are served: the one served goes last. */
+const lines: DecisionLine[] = [];
 
 /** The turn ends at the event loop's next check phase (setImmediate): what was waiting for I/O has run before it. */
 function endTurnSoon(): void {
@@ -229,8 +246,13 @@ function nextTurn(): void {
   turn.ending = false;
   turn.started = 0;
   turn.spent = 0;
-  while (waiting.length && turnHasRoom()) waiting.shift()!();
-  if (waiting.length) endTurnSoon();
+  while (lines.length && turnHasRoom()) {
+    const line = lines.shift()!;
+    const next = line.waiting.shift()!;
+    if (line.waiting.length) lines.push(line);
+    next();
+  }
+  if (lines.length) endTurnSoon();
 }
 
 /**
@@ -241,20 +263,21 @@ function nextTurn(): void {
  * turnMs and the one decision that passes it, and another request waits for I/O no longer than
  * that: the bound docs/security.md states.
  */
-export function inTurn<T>(decide: () => T): Promise<T> {
-  if (!waiting.length && turnHasRoom()) {
+export function inTurn<T>(decide: () => T, line: DecisionLine = processLine): Promise<T> {
+  if (!lines.length && turnHasRoom()) {
     beginTurn();
     return Promise.resolve(decide());
   }
   return new Promise<T>((resolve) => {
     // Bound: it runs under the request's budget (AsyncLocalStorage), which a bare callback of the loop would lose.
     // A decision that throws rejects the promise it resolves with, as an executor that throws does.
-    waiting.push(
+    line.waiting.push(
       AsyncResource.bind(() => {
         beginTurn();
         resolve(new Promise<T>((decided) => decided(decide())));
       }),
     );
+    if (line.waiting.length === 1) lines.push(line);
     endTurnSoon();
   });
 }

@@ -20,7 +20,7 @@ import type { ChangeFeed } from '../db/notify.js';
 import type { PolicyOutcome } from '../store/decisions.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
-import { inTurn, stoppedNow, withDecision } from './budget.js';
+import { DecisionLine, inTurn, stoppedNow, withDecision } from './budget.js';
 import { appPerson, type ClaimBindings, type ClaimExpressions } from './claims.js';
 import { compilePolicy, createPolicyAjv, type Rule } from './engines.js';
 import type {
@@ -370,6 +370,8 @@ export class PolicyIndex {
 
 export class Policies {
   private readonly index: Snapshot<PolicyIndex>;
+  /** The box's decisions waiting for a turn of the event loop: a host's boxes take turns (./budget.ts inTurn). */
+  private readonly line = new DecisionLine();
 
   constructor(pool: Pool, feed: ChangeFeed, onError: (id: string, err: Error) => void) {
     this.index = new Snapshot(feed, ['access_policies'], async () => new PolicyIndex(await accessPolicies.all(pool), onError));
@@ -387,7 +389,7 @@ export class Policies {
   /** Whether `subject` may make `request` on the box's own API, and by which policies (see the top of this file). */
   async decide(subject: Subject, request: BoxApiRequest): Promise<Verdict> {
     const index = await this.current();
-    return inTurn(() => index.decide(subject, request));
+    return inTurn(() => index.decide(subject, request), this.line);
   }
 
   /** Whether `allow` policies alone allow `subject` everything on the box's API (see PolicyIndex.unconditional). */
@@ -398,37 +400,37 @@ export class Policies {
   /** Whether a client's policies allow a token exchange (api/oauth/grants/token-exchange.ts). */
   async decideExchange(clientId: string, request: ExchangeRequest): Promise<Verdict> {
     const index = await this.current();
-    return inTurn(() => index.decideExchange(clientId, request));
+    return inTurn(() => index.decideExchange(clientId, request), this.line);
   }
 
   /** Whether a client's policies allow a Transaction Token request (PolicyIndex.decideTxnToken). */
   async decideTxnToken(clientId: string, request: ExchangeRequest): Promise<Verdict> {
     const index = await this.current();
-    return inTurn(() => index.decideTxnToken(clientId, request));
+    return inTurn(() => index.decideTxnToken(clientId, request), this.line);
   }
 
   /** Whether the box admits a client that named itself (PolicyIndex.decideRegistration; api/oauth/agents.ts). */
   async decideRegistration(request: RegistrationRequest): Promise<Verdict> {
     const index = await this.current();
-    return inTurn(() => index.decideRegistration(request));
+    return inTurn(() => index.decideRegistration(request), this.line);
   }
 
   /** Whether a receiver may have a person's events (PolicyIndex.decideSsf; api/ssf/). */
   async decideSsf(request: SsfRequest): Promise<Verdict> {
     const index = await this.current();
-    return inTurn(() => index.decideSsf(request));
+    return inTurn(() => index.decideSsf(request), this.line);
   }
 
   /** Whether a SAML app's policies admit a person (PolicyIndex.decideSamlSignIn; api/saml/idp.ts). */
   async decideSamlSignIn(clientId: string, request: BoxApiRequest): Promise<Verdict> {
     const index = await this.current();
-    return inTurn(() => index.decideSamlSignIn(clientId, request));
+    return inTurn(() => index.decideSamlSignIn(clientId, request), this.line);
   }
 
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */
   async decideApp(app: PoliciedApp, subject: AppSubject, question: AppQuestion): Promise<AppDecided> {
     const index = await this.current();
-    return inTurn(() => index.decideApp(app, subject, question));
+    return inTurn(() => index.decideApp(app, subject, question), this.line);
   }
 
   /** The scopes an app's policies want (PolicyIndex.scopesOf). */
@@ -439,6 +441,6 @@ export class Policies {
   /** Why a policy did not allow a request: for explanations, never on the hot path. */
   async why(id: string, request: PolicyObject): Promise<string | undefined> {
     const index = await this.current();
-    return inTurn(() => index.why(id, request));
+    return inTurn(() => index.why(id, request), this.line);
   }
 }

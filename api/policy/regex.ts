@@ -13,8 +13,17 @@
 // evaluation has left is not run, and the policy is stopped (it denies).
 import { errorMessage } from '../errors.js';
 import type { Options } from 'ajv';
-import { RE2JS, RE2JSSyntaxException } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
 import { charge, EVALUATION_LIMITS, matchCost } from './budget.js';
+
+type Re2js = typeof import('re2js');
+let re2js: Re2js | undefined;
+/**
+ * re2js, required (its CommonJS build: compiling stays synchronous) at the first pattern a process
+ * compiles, never at the start: a box whose policies have none never loads it.
+ */
+const re2 = (): Re2js => (re2js ??= createRequire(import.meta.url)('re2js') as Re2js);
 
 /** A pattern that compiles to a program larger than EVALUATION_LIMITS.program. */
 export class RegexTooLarge extends Error {
@@ -145,7 +154,7 @@ export function policyRegex(source: string, keep = true, charged = false): Polic
     if (bound > 4 * EVALUATION_LIMITS.program) throw new RegexTooLarge(`would compile to some ${bound.toLocaleString('en')}`);
     // A request's pattern (`charged`) is compiled as the request is decided: its evaluation pays for it first.
     if (charged) charge(bound * EVALUATION_LIMITS.compileUnitsPerInstruction);
-    const compiled = RE2JS.compile(source);
+    const compiled = re2().RE2JS.compile(source);
     const size = compiled.programSize();
     if (size > EVALUATION_LIMITS.program) throw new RegexTooLarge(`compiles to ${size.toLocaleString('en')}`);
     re = new PolicyRegex(source, compiled, size);
@@ -159,7 +168,7 @@ export function policyRegex(source: string, keep = true, charged = false): Polic
 /** What to tell the author of a pattern RE2 refused or that is too large; undefined for any other error. */
 export function regexRefusal(err: unknown): string | undefined {
   if (err instanceof RegexTooLarge) return err.message;
-  if (!(err instanceof RE2JSSyntaxException)) return undefined;
+  if (!re2js || !(err instanceof re2js.RE2JSSyntaxException)) return undefined; // never compiled, never refused by RE2
   return `is not a regular expression in RE2 syntax (no lookaround, no backreferences): ${err.message}`;
 }
 

@@ -2,10 +2,9 @@
 // key transported with RSA-OAEP to the certificate the other side's metadata publishes. The box
 // encrypts with xml-encryption; what it decrypts, ./xml-decryption.ts decrypts with node:crypto.
 import { randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
-import { XMLSerializer } from '@xmldom/xmldom';
-import xmlenc from 'xml-encryption';
 import { AES256_GCM, decryptedContent, RSA_OAEP_MGF1P } from './xml-decryption.js';
 import { childElements, isElementNamed, parseXml, readSamlXml, SAML_NS, SamlRefusal } from './xml.js';
+import { xmlEncryptionLibrary, xmldomLibrary } from './xml-libraries.js';
 
 /** `<saml:EncryptedAssertion>` holding `assertionXml` (one saml:Assertion, signed already if it is to be), for the holder of `recipientCertificatePem`'s key. */
 export async function encryptAssertion(assertionXml: string, recipientCertificatePem: string): Promise<string> {
@@ -15,7 +14,7 @@ export async function encryptAssertion(assertionXml: string, recipientCertificat
   // The content is an element: an XML declaration before it would not parse where it is put back.
   const element = assertionXml.replace(/^\s*<\?xml[^>]*\?>\s*/, '');
   const encrypted = await new Promise<string>((resolve, reject) =>
-    xmlenc.encrypt(
+    xmlEncryptionLibrary().encrypt(
       element,
       {
         rsa_pub: recipient.publicKey.export({ type: 'spki', format: 'pem' }),
@@ -47,7 +46,7 @@ export async function decryptAssertions(doc: Document, privateKey: KeyObject): P
   // ./verify.ts takes exactly one Assertion: a second would be refused after its RSA decryption,
   // and a padded Response of a hundred would cost a hundred.
   if (count > 1) throw new SamlRefusal('a Response holds one EncryptedAssertion at most');
-  const copy = parseXml(new XMLSerializer().serializeToString(doc));
+  const copy = parseXml(new (xmldomLibrary().XMLSerializer)().serializeToString(doc));
   const before = Array.from(copy.documentElement.childNodes).filter(isElement);
   const decrypted = new Map<string, string>();
   for (const encryptedAssertion of childElements(copy.documentElement, SAML_NS.assertion, 'EncryptedAssertion')) {
@@ -57,7 +56,7 @@ export async function decryptAssertions(doc: Document, privateKey: KeyObject): P
     decrypted.set(`<!--${mark}-->`, xml.replace(/^\s*<\?xml[^>]*\?>/, ''));
     copy.documentElement.replaceChild(copy.createComment(mark), encryptedAssertion);
   }
-  let xml = new XMLSerializer().serializeToString(copy);
+  let xml = new (xmldomLibrary().XMLSerializer)().serializeToString(copy);
   for (const [mark, assertion] of decrypted) xml = xml.replace(mark, () => assertion);
   const result = await readSamlXml(xml, 'protocol');
   // Element for element as before, each EncryptedAssertion now one Assertion: decrypted XML of

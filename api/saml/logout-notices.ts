@@ -11,13 +11,14 @@
 // An app with only an HTTP-Redirect SingleLogoutService is not told here: the Redirect binding needs
 // the person's browser. A sign-out in that browser takes it to each such app (./logout-chains.ts); a
 // close elsewhere does not have it, and cannot (docs/guides/saml-apps.md says so).
+import type { Pool } from '../db/pool.js';
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Transaction } from '../db/pool.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import { NoticeRefused, type BoxEvent, type ClosedSession, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
-import { postToReceiver } from '../notices/post.js';
+import { postToReceiver, receiverRulesOf } from '../notices/post.js';
 import { clients } from '../store/clients.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
@@ -127,6 +128,7 @@ export function logoutStatusOf(answer: string): string {
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   config: Config;
+  pool: Pool;
   keyring: Keyring;
   clients: RecordCache<Stored<Client>>;
   serviceProviders: ServiceProviders;
@@ -138,7 +140,7 @@ async function soapLogoutUrlOf(svc: Pick<Needs, 'serviceProviders'>, client: Cli
 }
 
 /** The `saml-logout` kind of notice, for the outbox (api/notice-kinds.ts names it). */
-export function samlLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'clients' | 'serviceProviders'>): NoticeKind {
+export function samlLogoutKind(svc: Pick<Needs, 'config' | 'pool' | 'keyring' | 'clients' | 'serviceProviders'>): NoticeKind {
   return {
     giveUpAfterMs: SAML_LOGOUT_GIVE_UP_AFTER_MS,
     async fanOut(tx: Transaction, event: BoxEvent): Promise<NoticeDraft[]> {
@@ -177,11 +179,15 @@ export function samlLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'clients'
       );
       const signed = signSamlXml(xml, 'LogoutRequest', boxSamlKey(svc.keyring));
       // Bindings §3.2.3.3: "text/xml", and the SOAPAction header of SOAP 1.1 with this value.
-      const answer = await postToReceiver(url, {
-        headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: 'http://www.oasis-open.org/committees/security' },
-        body: soapEnvelope(signed),
-        signal,
-      });
+      const answer = await postToReceiver(
+        url,
+        {
+          headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: 'http://www.oasis-open.org/committees/security' },
+          body: soapEnvelope(signed),
+          signal,
+        },
+        await receiverRulesOf(svc),
+      );
       if (answer.status !== 200) throw new Error(`the app answered ${answer.status}`);
       const status = logoutStatusOf(answer.body);
       if (status !== SUCCESS) throw new Error(`the app answered the LogoutRequest with status ${status}`);

@@ -8,8 +8,8 @@
 // And the HTTP-Redirect binding's signature (Bindings §3.4.4.1), over the query's octets
 // rather than the XML, which a redirect carries without its enveloped signature.
 import { createPublicKey, sign, X509Certificate, type KeyObject } from 'node:crypto';
-import { SignedXml } from 'xml-crypto';
 import { childElements, parseXml, SAML_NS } from './xml.js';
+import { xmlCryptoLibrary } from './xml-libraries.js';
 
 /** The box's SAML signing key: RSA, and the certificate its metadata publishes for it (./certificate.ts). */
 export interface SamlSigningKey {
@@ -59,7 +59,7 @@ export function signSamlXml(xml: string, localName: SignedElementName, key: Saml
   const afterIssuer = localName !== 'EntityDescriptor' && first?.localName === 'Issuer' && first.namespaceURI === SAML_NS.assertion;
   if (localName === 'Assertion' && !afterIssuer) throw new Error('an Assertion begins with its Issuer');
 
-  const signer = new SignedXml({
+  const signer = new (xmlCryptoLibrary().SignedXml)({
     privateKey: key.privateKey,
     publicCert: key.certificatePem,
     signatureAlgorithm: RSA_SHA256,

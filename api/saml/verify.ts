@@ -27,8 +27,8 @@
 // comment anyway. Processing instructions, which exclusive c14n renders as text, are refused by
 // readSamlXml before parsing.
 import crypto from 'node:crypto';
-import { XMLSerializer } from '@xmldom/xmldom';
-import { SignedXml, createOptionalCallbackFunction, type SignatureAlgorithm } from 'xml-crypto';
+import type { SignatureAlgorithm } from 'xml-crypto';
+import { xmlCryptoLibrary, xmldomLibrary } from './xml-libraries.js';
 import { SAML_NS, SamlRefusal, childElements, onlyChild, parseXml } from './xml.js';
 
 export { textOf } from './xml.js';
@@ -126,6 +126,7 @@ function checkShape(signature: Element, signedId: string, doc: Document): void {
  * canonicalize the whole document once per key (seconds for a padded 256 KiB document).
  */
 function rsaSha256ByAnyOf(keys: crypto.KeyObject[]): new () => SignatureAlgorithm {
+  const { createOptionalCallbackFunction } = xmlCryptoLibrary();
   return class {
     getSignature = createOptionalCallbackFunction((_signedInfo: crypto.BinaryLike, _privateKey: crypto.KeyLike): string => {
       throw new Error('verify.ts verifies only');
@@ -141,7 +142,7 @@ function rsaSha256ByAnyOf(keys: crypto.KeyObject[]): new () => SignatureAlgorith
 /** The canonical XML xml-crypto verified for this signature with one of the keys. */
 function signedXmlOf(signature: Element, xml: string, keys: crypto.KeyObject[]): string {
   // publicCert is only handed to rsaSha256ByAnyOf, which tries every key; xml-crypto refuses to check without one.
-  const signed = new SignedXml({ publicCert: keys[0], getCertFromKeyInfo: () => null });
+  const signed = new (xmlCryptoLibrary().SignedXml)({ publicCert: keys[0], getCertFromKeyInfo: () => null });
   signed.SignatureAlgorithms = { [ALGORITHM.rsaSha256]: rsaSha256ByAnyOf(keys) };
   try {
     signed.loadSignature(signature);
@@ -168,7 +169,7 @@ function verifiedEnveloped(parent: Element, doc: Document, keys: crypto.KeyObjec
   const id = parent.getAttribute('ID') ?? '';
   if (id === '') throw new SamlRefusal(`the signed ${parent.localName} has no ID`);
   checkShape(signature, id, doc);
-  const signed = parseXml(signedXmlOf(signature, new XMLSerializer().serializeToString(doc), keys)).documentElement;
+  const signed = parseXml(signedXmlOf(signature, new (xmldomLibrary().XMLSerializer)().serializeToString(doc), keys)).documentElement;
   if (signed.namespaceURI !== parent.namespaceURI || signed.localName !== parent.localName || signed.getAttribute('ID') !== id) {
     throw new SamlRefusal(`the signature does not cover the ${parent.localName}`);
   }

@@ -5,8 +5,8 @@
 // the OASIS schemas vendored in api/saml/xsd/ (libxml2 compiled to WebAssembly, libxml2-wasm). What comes out is a plain xmldom Document: it is not trusted yet — only what
 // verify.ts returns from a signature is.
 import fs from 'node:fs';
-import { DOMParser } from '@xmldom/xmldom';
 import { projectPath } from '../paths.js';
+import { xmldomLibrary } from './xml-libraries.js';
 
 /** Why a SAML document was refused: a short sentence that never quotes the document. */
 export class SamlRefusal extends Error {
@@ -191,10 +191,9 @@ export function parseXml(xml: string): Document {
   const complain = (): never => {
     throw new SamlRefusal('the document is not well-formed XML');
   };
-  const doc = new DOMParser({ errorHandler: { warning: complain, error: complain, fatalError: complain } }).parseFromString(
-    xml,
-    'text/xml',
-  );
+  const doc = new (xmldomLibrary().DOMParser)({
+    errorHandler: { warning: complain, error: complain, fatalError: complain },
+  }).parseFromString(xml, 'text/xml');
   if (!doc.documentElement) throw new SamlRefusal('the document is not well-formed XML');
   return doc;
 }

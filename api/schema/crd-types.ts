@@ -3,6 +3,10 @@
 
 export interface BoxSpec {
   /**
+   * How the box's process runs (docs/kubernetes/hosted-boxes.md). Dedicated - a Deployment of the box in this namespace, its pods serving this box only. Hosted - the operator's shared host (the Deployment boxauth-host in the operator's namespace) serves it among other boxes, and the box's Service becomes an ExternalName to the host's Service; replicas, resources and the ServiceAccount are then the host's. A move either way keeps the box's database, keys and sessions, and is made without a gap. A hosted box cannot serve HTTPS itself (tls), mount mail templates (smtp.templates), listen on a port of its own, run another image, run as a ServiceAccount of its own or have tokens reviewed (tokenreview): with any of these it stays Ready=False, reason NotHostable, as it was.
+   */
+  serving?: 'Dedicated' | 'Hosted';
+  /**
    * API pods of the box; they share its database and caches (LISTEN/NOTIFY).
    */
   replicas?: number;

@@ -4,7 +4,7 @@
 import type { Config } from '../config.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { Pool, Transaction } from '../db/pool.js';
-import { postToReceiver, type ReceiverAnswer } from '../notices/post.js';
+import { postToReceiver, receiverRulesOf, type ReceiverAnswer } from '../notices/post.js';
 import { NoticeRefused, type BoxEvent, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
 import { keepPollSet, streamById, streamsExcluding, streamsWanting, type StreamRow } from '../store/ssf-streams.js';
 import { signalsOf, VERIFICATION, type SignalDraft } from './events.js';
@@ -17,7 +17,7 @@ import { securityEventToken } from './tokens.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 export interface SsfKindNeeds extends ReceiverNeeds {
-  config: Pick<Config, 'baseUrl'>;
+  config: Pick<Config, 'baseUrl' | 'notices'>;
   pool: Pool;
   keyring: Pick<Keyring, 'activeFor'>;
 }
@@ -179,7 +179,7 @@ export function ssfKind(svc: SsfKindNeeds): NoticeKind {
       // RFC 8935 §2: the SET as the body, application/secevent+jwt; the stream's authorization_header exactly, none when none.
       const headers: Record<string, string> = { 'Content-Type': 'application/secevent+jwt', Accept: 'application/json' };
       if (stream.authorizationHeader !== null) headers.Authorization = stream.authorizationHeader;
-      judgeAnswer(await postToReceiver(stream.endpointUrl!, { headers, body: token, signal }));
+      judgeAnswer(await postToReceiver(stream.endpointUrl!, { headers, body: token, signal }, await receiverRulesOf(svc)));
     },
   };
 }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError, notFound } from '../errors.js';
 import { withTransaction, type Pool } from '../db/pool.js';
-import { receiverUrlProblem } from '../notices/post.js';
+import { receiverRulesOf, receiverUrlProblem } from '../notices/post.js';
 import { enqueueNotice } from '../store/notices.js';
 import {
   acknowledgePollSets,
@@ -49,7 +49,7 @@ export const STREAMS_PER_RECEIVER = 10;
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 export interface ManagementNeeds extends ReceiverNeeds {
-  config: Pick<Config, 'baseUrl'>;
+  config: Pick<Config, 'baseUrl' | 'notices'>;
   pool: Pool;
 }
 
@@ -68,9 +68,9 @@ function queriedStreamId(query: unknown): string | undefined {
  * box itself, unless the box's settings allow it) is refused now, with its reason, and again at
  * each send (its name may resolve elsewhere by then).
  */
-async function checkedDelivery(fields: StreamFields): Promise<StreamFields> {
+async function checkedDelivery(svc: ManagementNeeds, fields: StreamFields): Promise<StreamFields> {
   if (fields.deliveryMethod !== PUSH || fields.endpointUrl === null) return fields;
-  const why = await receiverUrlProblem(fields.endpointUrl);
+  const why = await receiverUrlProblem(fields.endpointUrl, await receiverRulesOf(svc));
   if (why !== undefined) throw badRequest(`delivery.endpoint_url ${why}`);
   return fields;
 }
@@ -79,7 +79,7 @@ const newStreamId = (): string => randomBytes(16).toString('base64url');
 
 /** SSF 1.0 §8.1.1.1: create a stream; 201 with its configuration. */
 export async function createStream(svc: ManagementNeeds, receiver: string, body: unknown): Promise<Record<string, unknown>> {
-  const fields = await checkedDelivery(wholeConfiguration(streamRequest(body)));
+  const fields = await checkedDelivery(svc, wholeConfiguration(streamRequest(body)));
   const made = await withTransaction(svc.pool, (tx) => insertStream(tx, newStreamId(), receiver, fields, STREAMS_PER_RECEIVER));
   if (!made)
     throw new ApiError(
@@ -110,7 +110,7 @@ export async function changeStream(
   const id = streamIdOf(request);
   const stream = await getStream(svc.pool, receiver, id);
   if (!stream) throw noStream();
-  const fields = await checkedDelivery(whole ? wholeConfiguration(request) : patchedConfiguration(request, stream));
+  const fields = await checkedDelivery(svc, whole ? wholeConfiguration(request) : patchedConfiguration(request, stream));
   const written = await writeStream(svc.pool, receiver, id, fields);
   if (!written) throw noStream();
   return streamJson(svc.config.baseUrl, written);

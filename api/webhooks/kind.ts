@@ -15,7 +15,7 @@
 // more notices until it is changed (api/store/webhooks.ts markGone).
 import type { Config } from '../config.js';
 import type { Pool, Transaction } from '../db/pool.js';
-import { postToReceiver } from '../notices/post.js';
+import { postToReceiver, receiverRulesOf } from '../notices/post.js';
 import { NoticeRefused, type BoxEvent, type Notice, type NoticeDraft, type NoticeKind, type NoticeKindName } from '../notices/kinds.js';
 import { webhooks } from '../store/webhooks.js';
 import { eventSubject, eventType } from './event-types.js';
@@ -23,7 +23,7 @@ import { signedHeaders, webhookSecret } from './signing.js';
 
 /** What the kind uses of the process's services (api/services.ts). */
 export interface Needs {
-  config: Pick<Config, 'baseUrl'>;
+  config: Pick<Config, 'baseUrl' | 'notices'>;
   pool: Pool;
   factorKey: Buffer;
 }
@@ -116,7 +116,7 @@ export function webhookKind(svc: Needs, now = (): Date => new Date()): NoticeKin
         'content-type': 'application/cloudevents+json; charset=utf-8',
         ...signedHeaders(secret, event.id as string, body, now()),
       };
-      const { status } = await postToReceiver(stored.resource.url, { headers, body, signal });
+      const { status } = await postToReceiver(stored.resource.url, { headers, body, signal }, await receiverRulesOf(svc));
       if (status >= 200 && status < 300) return;
       if (status === 410) {
         await webhooks.markGone(svc.pool, notice.destination);

@@ -104,10 +104,10 @@ export function allowsWorkloadNamespace(box: BoxResource, namespace: string): bo
   return namespace === box.metadata.namespace || listed.includes('*') || listed.includes(namespace);
 }
 
-const secretEnv = (name: string, secret: string, key: string): unknown => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+const secretEnv = (name: string, secret: string, key: string): EnvVar => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
 
 /** spec.smtp as the box reads it (api/config.ts): the URL and From as values, the password from its Secret, the templates mounted. */
-function smtpEnv(smtp: NonNullable<BoxSpec['smtp']>): unknown[] {
+function smtpEnv(smtp: NonNullable<BoxSpec['smtp']>): EnvVar[] {
   return [
     { name: 'BOXAUTH_SMTP_URL', value: smtp.url },
     { name: 'BOXAUTH_SMTP_FROM', value: smtp.from },
@@ -126,13 +126,22 @@ export interface DeploymentSettings {
   pooled?: boolean;
 }
 
-export function apiDeployment(box: BoxResource, settings: DeploymentSettings): KObject {
+/** A container's environment variable: a value, or a key of a Secret of the box's namespace. */
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef: { name: string; key: string } };
+}
+
+/**
+ * The box's variables (api/config.ts), as its Deployment's container has them: the one list a dedicated pod and a
+ * hosted box's registry entry (./host-manifests.ts, with the Secrets' values in place of the references) are made from.
+ */
+export function apiEnv(box: BoxResource, { pooled }: Pick<DeploymentSettings, 'pooled'>): EnvVar[] {
   const spec = box.spec ?? {};
   const names = boxNames(box);
   const port = spec.port ?? 8080;
-  const scheme = schemeOf(box);
-  const labels = { ...selectorLabels(box), ...MANAGED_LABELS };
-  const env = [
+  return [
     { name: 'BOXAUTH_BOX', value: `${box.metadata.namespace}/${box.metadata.name}` },
     { name: 'BOXAUTH_PORT', value: String(port) },
     { name: 'BOXAUTH_METRICS_PORT', value: String(DEFAULT_METRICS_PORT) },
@@ -144,7 +153,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     secretEnv('DATABASE_URL', names.secrets.database, DATABASE_URL_KEY),
     // Through a transaction pooler, what needs a session of its own (the change feed's LISTEN, the migrations' lock)
     // goes to the primary directly; without one, the API takes DATABASE_URL for both.
-    ...(settings.pooled ? [secretEnv('BOXAUTH_DATABASE_DIRECT_URL', names.secrets.database, DATABASE_DIRECT_KEY)] : []),
+    ...(pooled ? [secretEnv('BOXAUTH_DATABASE_DIRECT_URL', names.secrets.database, DATABASE_DIRECT_KEY)] : []),
     { name: 'BOXAUTH_ROOT_CLIENT_ID', value: ROOT_CLIENT_ID },
     secretEnv('BOXAUTH_ROOT_CLIENT_SECRET', names.secrets.rootClient, 'client-secret'),
     { name: 'BOXAUTH_ADMIN_EMAIL', value: spec.admin?.email ?? 'admin@localhost' },
@@ -175,6 +184,15 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
       : []),
     ...(spec.smtp ? smtpEnv(spec.smtp) : []),
   ];
+}
+
+export function apiDeployment(box: BoxResource, settings: DeploymentSettings): KObject {
+  const spec = box.spec ?? {};
+  const names = boxNames(box);
+  const port = spec.port ?? 8080;
+  const scheme = schemeOf(box);
+  const labels = { ...selectorLabels(box), ...MANAGED_LABELS };
+  const env = apiEnv(box, settings);
   const templates = spec.smtp?.templates?.configMapRef.name;
   const probeScheme = scheme.toUpperCase();
   const configHash = createHash('sha256').update(settings.secretVersions.join(',')).digest('hex').slice(0, 16);
@@ -236,15 +254,31 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
   };
 }
 
-export function apiService(box: BoxResource): KObject {
+/**
+ * The box's Service: its pods' (type ClusterIP), or, for a hosted box, an ExternalName to the host's Service (`hostedAt`),
+ * under the same name, so that apps' URLs and the issuer stay as they were. Applied over one another by server-side
+ * apply, either way: the fields the operator sent before and sends no more go (type: ExternalName
+ * back to the default ClusterIP; selector, externalName), the API server drops the cluster IP of a Service that becomes
+ * an ExternalName and allocates one to a Service that stops being one.
+ */
+export function apiService(box: BoxResource, hostedAt?: string): KObject {
   const scheme = schemeOf(box);
+  const metadata = {
+    name: boxNames(box).service,
+    namespace: box.metadata.namespace,
+    labels: { ...selectorLabels(box), ...MANAGED_LABELS },
+    ownerReferences: [ownerReference(box)],
+  };
+  if (hostedAt) {
+    // The port says what the host's Service answers on (80, as the box's own did), for gateways that route to a
+    // Service's port; a hosted box has no gRPC decision port (ext_authz is served by dedicated boxes).
+    return {
+      metadata,
+      spec: { type: 'ExternalName', externalName: hostedAt, ports: [{ name: 'http', port: SERVICE_PORTS.http, protocol: 'TCP' }] },
+    };
+  }
   return {
-    metadata: {
-      name: boxNames(box).service,
-      namespace: box.metadata.namespace,
-      labels: { ...selectorLabels(box), ...MANAGED_LABELS },
-      ownerReferences: [ownerReference(box)],
-    },
+    metadata,
     spec: {
       selector: selectorLabels(box),
       ports: [

@@ -11,15 +11,18 @@
 // objects go with the Box through their ownerReferences; its ServiceAccount's place in the chart's
 // cluster-scoped ClusterRoleBinding for TokenReview is taken out by the finalizer.
 import { randomBytes } from 'node:crypto';
-import { generatePassword, generateSecret, PASSWORD_MIN_LENGTH, type Pool } from '../../api/public.js';
-import { NotOwned, type BoxDatabases } from '../boxdb.js';
+import { generatePassword, generateSecret, PASSWORD_MIN_LENGTH, type Pool, type RegistryEntry } from '../../api/public.js';
+import { NotOwned, type BoxAccess, type BoxDatabases } from '../boxdb.js';
 import { Controller, Problem, type ControllerDeps, type Outcome } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
+import { applyChanged } from '../owned.js';
 import { BOXES, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../kube.js';
-import { BoxReason } from '../reasons.js';
+import { BoxReason, ConditionType } from '../reasons.js';
 import type { SecretObject } from '../secrets.js';
 import { apiDeployment, apiService, baseUrlOf, boxNames, FACTOR_KEY_FILE, grpcAuthzAddress, ROOT_CLIENT_ID } from './box-manifests.js';
 import { ensureBoxDatabase } from './box/database.js';
+import { HostController, isHosted } from './host.js';
+import { hostAddress, hostId, notHostable, registryEntry } from './host-manifests.js';
 import { dropTokenReviewRights, ensureServiceAccount, ensureTokenReviewRights } from './box/identity.js';
 import { reclaim } from './box/reclaim.js';
 import { ensureBoxSecret, secretsNamedBy } from './box/secrets.js';
@@ -27,7 +30,7 @@ import { ensureSigningKeySecret } from './box/signing-key.js';
 import { availability, databaseStatus, declaredDatabase, problemOf, unreached, type DatabaseStatus } from './box/status.js';
 import { smtpProblem } from './box/smtp.js';
 import { tlsProblem } from './box/tls.js';
-import { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxWork, type DeploymentObject } from './box/types.js';
+import { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxWork, type DeploymentObject, type ServiceObject } from './box/types.js';
 
 export { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxSpec } from './box/types.js';
 
@@ -38,6 +41,12 @@ interface Seen {
 
 export class BoxController extends Controller<BoxResource> {
   private readonly readyListeners: ((namespace: string) => void)[] = [];
+  /** By Box: how its database was reached at its last provisioning in this process (what recheck() looks at). */
+  private readonly reached = new Map<string, { uid: string | undefined; access: BoxAccess }>();
+  /** By hosted Box: how many looks found the host not answering for it yet (each waits longer). */
+  private readonly waitingForHost = new Map<string, number>();
+  /** The host of hosted boxes: their registry and the host's objects. */
+  readonly hosts: HostController;
 
   constructor(
     informer: ObjectCache<BoxResource>,
@@ -48,6 +57,7 @@ export class BoxController extends Controller<BoxResource> {
     private readonly settings: BoxSettings,
   ) {
     super('box', BOXES, informer, deps);
+    this.hosts = new HostController(informer, deployments, deps, settings.host);
   }
 
   /** Called after each successful reconcile of a box: its Clients and AccessPolicies can be (re)written. */
@@ -91,8 +101,23 @@ export class BoxController extends Controller<BoxResource> {
     return `${this.activeBox(ns)?.metadata.uid === box.metadata.uid}|${versions.join(',')}|${deployment?.metadata.resourceVersion}|${this.databases.pool(ns) ? 1 : 0}`;
   }
 
-  protected override async forgetObject(namespace: string): Promise<void> {
+  protected override async forgetObject(namespace: string, name: string): Promise<void> {
+    this.reached.delete(`${namespace}/${name}`);
+    this.waitingForHost.delete(`${namespace}/${name}`);
+    this.hosts.forget(namespace, name);
     if (!this.activeBox(namespace)) await this.databases.forget(namespace);
+  }
+
+  /**
+   * A resync of a Box with nothing in Kubernetes changed since this process provisioned it: its Secrets,
+   * Deployment and Service are watched, so only its database, which no event tells of, is looked at (one
+   * query as the box's role; provisioned again when its schema or role was dropped or changed).
+   */
+  protected override async recheck(box: BoxResource): Promise<Outcome> {
+    const reached = this.reached.get(`${box.metadata.namespace}/${box.metadata.name}`);
+    if (!reached || reached.uid !== box.metadata.uid) return this.reconcile(box);
+    await this.databases.ensure(box.metadata.namespace!, reached.access);
+    return { ready: true };
   }
 
   protected async reconcile(box: BoxResource): Promise<Outcome> {
@@ -116,6 +141,12 @@ export class BoxController extends Controller<BoxResource> {
         `spec.image is ${image}, but this operator runs boxes on ${this.settings.image} only (BOXAUTH_OPERATOR_PIN_BOX_IMAGE): remove spec.image`,
       );
       await this.markNotReady(box, problem);
+      return { ready: false };
+    }
+    const unhostable = isHosted(box) ? notHostable(box, this.settings.host) : undefined;
+    if (unhostable) {
+      // Checked before anything is made or moved: a dedicated box keeps serving as it was, a hosted one stays hosted.
+      await this.markNotReady(box, new Problem(BoxReason.NotHostable, unhostable));
       return { ready: false };
     }
     await this.setFinalizer(box, BOX_FINALIZER, true);
@@ -150,6 +181,7 @@ export class BoxController extends Controller<BoxResource> {
       throw err;
     }
     seen.database = databaseStatus(database.description);
+    this.reached.set(`${ns}/${box.metadata.name}`, { uid: box.metadata.uid, access: database.access });
     const secrets = [
       // With a Cluster, what the pods take from its application Secret is copied into this one: a new password
       // rewrites it (and rolls them), a change the pods do not read (a label) does not.
@@ -183,31 +215,45 @@ export class BoxController extends Controller<BoxResource> {
       await this.markNotReady(box, notReady, { fields: this.failedFields(box, seen) });
       return { ready: false };
     }
-    await kube.apply(SERVICES, ns, apiService(box));
-    const deployment = await kube.apply<DeploymentObject>(
+    const pooled = database.description.directHost !== undefined;
+    const service = await kube.find<ServiceObject>(SERVICES, ns, names.service);
+    // A hosted box's entry: its variables with these Secrets' values (the same list its Deployment would read).
+    const byName = new Map([...secrets, ...(smtpSecret ? [smtpSecret] : [])].map((x) => [x.metadata.name, x]));
+    const entry = (): RegistryEntry => registryEntry(box, pooled, byName);
+    const url = baseUrlOf(box);
+    const fields = {
+      url,
+      schema: db.schema,
+      database: seen.database,
+      service: names.service,
+      secrets: names.secrets,
+      serviceAccount,
+      ...(binding ? { tokenReviewBinding: binding } : {}),
+    };
+    if (isHosted(box)) return this.host(box, entry(), service, fields);
+    const deployment = await applyChanged<DeploymentObject>(
+      kube,
       DEPLOYMENTS,
       ns,
-      apiDeployment(box, {
-        image: settings.image,
-        imagePullPolicy: settings.imagePullPolicy,
-        secretVersions,
-        pooled: database.description.directHost !== undefined,
-      }),
+      apiDeployment(box, { image: settings.image, imagePullPolicy: settings.imagePullPolicy, secretVersions, pooled }),
+      this.deployments.get(ns, names.deployment),
     );
-    const url = baseUrlOf(box);
+    // Back from the host: the host serves the box until one of its pods can (the Deployment's status brings it back).
+    if (service?.spec?.type === 'ExternalName' && (box.spec?.replicas ?? 1) > 0 && !deployment.status?.availableReplicas) {
+      this.hosts.want(box, entry());
+      const message = `Deployment ${names.deployment} is starting; the host ${hostId(settings.host)} serves the box until one of its pods is available`;
+      await this.markNotReady(box, new Problem(BoxReason.MovingToDedicated, message, { event: false }), { fields });
+      return { ready: false };
+    }
+    await applyChanged(kube, SERVICES, ns, apiService(box), service);
+    this.hosts.want(box, null);
     await this.markReady(box, {
       reason: BoxReason.Provisioned,
       message: `schema ${db.schema}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
       fields: {
-        url,
+        ...fields,
         grpcAuthz: grpcAuthzAddress(box),
-        schema: db.schema,
-        database: seen.database,
         deployment: names.deployment,
-        service: names.service,
-        secrets: names.secrets,
-        serviceAccount,
-        ...(binding ? { tokenReviewBinding: binding } : {}),
         availableReplicas: deployment.status?.availableReplicas ?? 0,
       },
       conditions: [availability(box, deployment)],
@@ -216,9 +262,66 @@ export class BoxController extends Controller<BoxResource> {
     return { ready: true };
   }
 
+  /**
+   * A hosted box: its entry in the registry; once the host answers for it, its Service pointed at the host and its
+   * Deployment (of a box that was dedicated) removed. Until then a dedicated box's Service and pods serve it.
+   */
+  private async host(
+    box: BoxResource,
+    entry: RegistryEntry,
+    service: ServiceObject | undefined,
+    fields: Record<string, unknown>,
+  ): Promise<Outcome> {
+    const { kube, settings } = this.work;
+    const ns = box.metadata.namespace!;
+    const names = boxNames(box);
+    const key = `${ns}/${box.metadata.name}`;
+    const holder = this.hosts.claimedBy(entry);
+    if (holder) {
+      const problem = new Problem(
+        BoxReason.NotHostable,
+        `the host name ${entry.hostnames.at(-1)} (spec.baseUrl) is hosted Box ${holder}'s`,
+      );
+      await this.markNotReady(box, problem, { fields });
+      return { ready: false };
+    }
+    this.hosts.want(box, entry);
+    const deployment = this.deployments.get(ns, names.deployment);
+    if (!(await this.hosts.answers(box))) {
+      // Nothing else serves a box without a Deployment: its Service may point at the host at once.
+      if (!deployment) await applyChanged(kube, SERVICES, ns, apiService(box, hostAddress(settings.host)), service);
+      const waited = (this.waitingForHost.get(key) ?? 0) + 1;
+      this.waitingForHost.set(key, waited);
+      const message = `the host ${hostId(settings.host)} does not answer for the box yet (GET /readyz, Host: ${entry.hostnames[0]})${deployment ? `; Deployment ${names.deployment} serves it meanwhile` : ''}`;
+      await this.markNotReady(box, new Problem(BoxReason.HostNotAnswering, message, { event: false }), { fields });
+      // Within seconds, less often the longer it takes (a host that is down must not have every box asking it at once).
+      return { ready: false, requeueAfterMs: Math.min(1000 * 2 ** Math.min(waited - 1, 5), 30_000) };
+    }
+    this.waitingForHost.delete(key);
+    await applyChanged(kube, SERVICES, ns, apiService(box, hostAddress(settings.host)), service);
+    if (deployment) await kube.delete(DEPLOYMENTS, ns, names.deployment);
+    await this.markReady(box, {
+      reason: BoxReason.Hosted,
+      message: `schema ${String(fields.schema)} and Secrets are in place, Service ${names.service} points at the host ${hostId(settings.host)}, which serves the box at ${String(fields.url)}`,
+      fields: { ...fields, host: hostId(settings.host) },
+      conditions: [
+        {
+          type: ConditionType.Available,
+          status: 'True',
+          reason: BoxReason.HostAnswering,
+          message: `the host ${hostId(settings.host)} answers for the box`,
+        },
+      ],
+    });
+    for (const listener of this.readyListeners) listener(ns);
+    return { ready: true };
+  }
+
   private async finalize(box: BoxResource, wasActive: boolean): Promise<Outcome> {
     if (!this.hasFinalizer(box, BOX_FINALIZER)) return { ready: false };
     const ns = box.metadata.namespace!;
+    // Out of the registry before its schema may go: the host stops serving it.
+    this.hosts.forget(ns, box.metadata.name);
     if (wasActive) await reclaim(this.work, box);
     // Cluster-scoped: no ownerReference takes the ServiceAccount out of it with the Box. A duplicate Box, never
     // active, was never put in: the namespace's place is its active Box's.

@@ -43,6 +43,23 @@ export interface Row extends Measured {
   failed?: string;
 }
 
+/** A row whose measurement failed: zeros, and why. */
+export function rowOfFailure(key: string, title: string, err: unknown): Row {
+  const why = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+  const zero = { requests: 0, seconds: 0, rps: 0, p50Ms: 0, p90Ms: 0, p99Ms: 0, maxMs: 0, failures: 0 };
+  return {
+    key,
+    title,
+    ...zero,
+    rssMb: 0,
+    rssTotalMb: 0,
+    cpuUs: { api: 0, postgres: 0 },
+    warmupRequests: 0,
+    targets: [`failed: ${why}`],
+    failed: why,
+  };
+}
+
 /** `rootPid`: the target's process (its children count too); `postgresPid`: see CpuMeter. */
 export async function measure(url: string, rootPid: number, requests: BenchRequest[], postgresPid?: number): Promise<Measured> {
   const load = { connections: LOAD.connections, threads: LOAD.threads };

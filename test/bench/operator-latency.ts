@@ -15,16 +15,11 @@ import { basic } from '../e2e/operator/suite.js';
 import type { Box } from '../support/box.js';
 import { OperatorProcess, TestCluster } from '../support/kube.js';
 import { freePort } from '../support/ports.js';
+import { summary } from './latency.js';
 
 const N = Number(process.env.BENCH_CLIENTS ?? 50);
 const ROTATIONS = Number(process.env.BENCH_ROTATIONS ?? 20);
 const NS = 'bench';
-
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-const summary = (ms: number[]): { p50: number; p90: number; p99: number; max: number } => {
-  const s = [...ms].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: s[s.length - 1]! };
-};
 
 async function tokenWorks(api: Box, id: string, secret: string): Promise<boolean> {
   const res = await api.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });

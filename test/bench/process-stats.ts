@@ -13,7 +13,7 @@ export function children(pid: number): number[] {
   }
 }
 
-function rssBytes(pid: number): number | undefined {
+export function rssBytes(pid: number): number | undefined {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : undefined;

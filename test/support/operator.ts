@@ -41,6 +41,14 @@ export const SETTINGS: BoxSettings = {
   imagePullPolicy: 'Never',
   pinImage: false,
   tokenReviewBinding: 'boxauth-operator-token-review',
+  host: {
+    namespace: 'boxauth-system',
+    image: 'boxauth:test',
+    imagePullPolicy: 'Never',
+    replicas: 2,
+    resources: {},
+    url: 'http://127.0.0.1:9',
+  },
 };
 
 /**

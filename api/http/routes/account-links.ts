@@ -3,6 +3,7 @@
 // address, /auth/confirm-email makes a new address a person asked for theirs. Requests for mail are counted per email address and per network address before
 // anything else; a link that does not work counts as a failed sign-in of its network address
 // (api/people/attempts.ts), so links are not guessed faster than passwords.
+import type { Argon2Gate } from '../../credentials/secrets.js';
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
 import { passwordAgain } from '../../people/ways/password.js';
@@ -42,6 +43,7 @@ import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
+  argon2: Argon2Gate;
   attempts: Attempts;
   metrics: Metrics;
 }

@@ -3,6 +3,7 @@
 // are routes/factors.ts's and routes/passkeys.ts's. A change of address or password asks for the
 // current password, or a second factor given minutes ago (api/people/own-account.ts); passwords
 // are counted before they are checked, as at sign-in (api/people/attempts.ts).
+import type { Argon2Gate } from '../../credentials/secrets.js';
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
 import { endGrant, endSignIn } from '../../people/accounts.js';
@@ -28,6 +29,7 @@ import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
+  argon2: Argon2Gate;
   attempts: Attempts;
   metrics: Metrics;
 }

@@ -2,7 +2,7 @@
 // as ?access_token= or a bearer header (authentication and policies run before).
 import { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { ApiError, notFound } from '../../errors.js';
-import { hashSecret, verifyHash } from '../../credentials/secrets.js';
+import type { Argon2Gate } from '../../credentials/secrets.js';
 import { groupInput, rejected, userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
@@ -24,6 +24,7 @@ import { strictRouter } from '../router.js';
 interface Needs {
   config: Config;
   pool: Pool;
+  argon2: Argon2Gate;
 }
 
 /**
@@ -131,7 +132,7 @@ function paged(res: Response, total: number): Response {
 }
 
 /** What /users and /groups use (AccountServices: changing and removing accounts closes their grants). */
-export type PeopleRouterServices = AccountServices & Pick<Needs, 'config'>;
+export type PeopleRouterServices = AccountServices & Pick<Needs, 'config' | 'argon2'>;
 
 export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): Router {
   const router = strictRouter();
@@ -162,7 +163,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
         svc,
         {
           email: input.email!,
-          passwordHash: await hashSecret(input.password!),
+          passwordHash: await svc.argon2.hash(input.password!),
           data: input.data ?? null,
           groupIds: input.groupIds ?? [],
           // An address an administrator enters is one the box vouches for, unless the request says otherwise.
@@ -197,8 +198,9 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     // The password the person has already is kept, not set anew: a manifest applied again (GitOps,
     // `user apply -f`) must not end the person's sessions each time. Checked before the lock (argon2
     // is slow); a hash changed meanwhile by another request means this body's password is set.
-    const kept = password !== undefined && stored?.passwordSet === true && (await verifyHash(stored.passwordHash, password, 'write'));
-    const known = password !== undefined && !kept ? await hashSecret(password) : undefined;
+    const kept =
+      password !== undefined && stored?.passwordSet === true && (await svc.argon2.verify(stored.passwordHash, password, 'write'));
+    const known = password !== undefined && !kept ? await svc.argon2.hash(password) : undefined;
     const user = await writing(req.body, async () =>
       changeAccount(
         svc,
@@ -207,7 +209,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
           ? fields
           : async (before) => ({
               ...fields,
-              ...(kept && before.passwordHash === stored.passwordHash ? {} : { passwordHash: known ?? (await hashSecret(password)) }),
+              ...(kept && before.passwordHash === stored.passwordHash ? {} : { passwordHash: known ?? (await svc.argon2.hash(password)) }),
             }),
         actorOf(req.principal!),
       ),

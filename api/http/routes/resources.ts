@@ -6,7 +6,7 @@ import type { Transaction, Pool } from '../../db/pool.js';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { removeClient } from '../../credentials/closing.js';
 import { resourceError } from '../../credentials/errors.js';
-import { hashSecret, type SecretVerifier } from '../../credentials/secrets.js';
+import type { Argon2Gate, SecretVerifier } from '../../credentials/secrets.js';
 import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { checkClaimsCompile } from '../../policy/claims.js';
@@ -45,6 +45,7 @@ import { strictRouter } from '../router.js';
 interface Needs {
   config: Config;
   pool: Pool;
+  argon2: Argon2Gate;
   policies: Policies;
   clients: RecordCache<Stored<Client>>;
   apps: AppDirectory;
@@ -102,7 +103,7 @@ function checkReserved(svc: Pick<Needs, 'config'>, kind: ResourceKind, id: strin
 type Written = { resource: Resource; created: boolean; secretChanged: boolean };
 
 /** What writing a record uses. */
-type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit' | 'factorKey' | 'secrets'>;
+type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit' | 'factorKey' | 'secrets' | 'argon2'>;
 
 /**
  * Runs `work` in a transaction under the record-write lock, once the writer check
@@ -230,7 +231,7 @@ class SecretMoved extends Error {}
  * other write.
  */
 async function clientSecretHash(
-  svc: Pick<Needs, 'pool' | 'secrets'>,
+  svc: Pick<Needs, 'pool' | 'secrets' | 'argon2'>,
   id: string,
   secret: string | undefined,
   mayKeep: boolean,
@@ -238,7 +239,7 @@ async function clientSecretHash(
   if (secret === undefined) return {};
   const stored = mayKeep ? (await clients.read(svc.pool, id))?.secretHash : undefined;
   if (stored && (await svc.secrets.verify(id, stored, secret, { lane: 'write' }))) return { kept: stored };
-  return { hash: await hashSecret(secret) };
+  return { hash: await svc.argon2.hash(secret) };
 }
 
 /**

@@ -2,6 +2,7 @@
 // BOXAUTH_REGISTRATION), the box's own sign-out page, and "you are signed in".
 // Passwords and sign-ups are counted before they are checked (api/people/attempts.ts);
 // where a sign-in goes back to is only ever a page of this box.
+import type { Argon2Gate } from '../../credentials/secrets.js';
 import { browserPage } from '../browser-pages.js';
 import { waysAccepted } from '../accepted-ways.js';
 import type { AppDirectory } from '../../decision/apps.js';
@@ -46,6 +47,7 @@ import { samlSignInOf } from './saml.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
+  argon2: Argon2Gate;
   metrics: Metrics;
   attempts: Attempts;
   addressOf: AddressOf;
@@ -69,7 +71,7 @@ const ENROL_NOTICE = words('signIn.enrolNotice');
 /** What the sign-in, sign-up and sign-out pages use. */
 export type SignInRouterServices = BrowserServices &
   SignOutServices &
-  Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients' | 'apps' | 'factorKey'>;
+  Pick<Needs, 'addressOf' | 'argon2' | 'attempts' | 'metrics' | 'clients' | 'apps' | 'factorKey'>;
 
 export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: DirectorySignIn): Router {
   const router = strictRouter();

@@ -17,7 +17,7 @@
 // id or a client's pairwise sub names nobody, as an id never given does.
 import type { Actor } from '../../audit.js';
 import { peopleOfSubjects, personOfSubject } from '../../credentials/presented-subjects.js';
-import { dummyHash, hashSecret } from '../../credentials/secrets.js';
+import { dummyHash, type Argon2Gate } from '../../credentials/secrets.js';
 import type { SubjectSettings } from '../../credentials/subjects.js';
 import { withTransaction, type Transaction } from '../../db/pool.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
@@ -55,6 +55,7 @@ import { RESOURCE_TYPES } from './schemas.js';
 export type ScimServices = AccountServices & {
   config: AccountServices['config'] & Pick<Config, 'rootClientId' | 'passwordMinLength' | 'box'>;
   subjects: SubjectSettings;
+  argon2: Argon2Gate;
 };
 
 /** A write's preconditions: the ETag it was made against (If-Match, RFC 7644 §3.14). */
@@ -131,7 +132,7 @@ function seenByDirectory(user: UserRow | undefined, sub: string): UserRow {
  * against server password policy"; one it refuses is "not compatible with the operation or
  * attribute type", RFC 7644 §3.12's invalidValue, with the reason as the detail.
  */
-async function fieldsOf(check: PasswordCheck, write: UserWrite): Promise<Partial<UserFields>> {
+async function fieldsOf(svc: ScimServices, check: PasswordCheck, write: UserWrite): Promise<Partial<UserFields>> {
   const problem = write.password !== undefined ? check(write.password, write.userName) : undefined;
   if (problem) throw invalidValue(`password ${problem}`);
   return {
@@ -141,13 +142,13 @@ async function fieldsOf(check: PasswordCheck, write: UserWrite): Promise<Partial
     active: write.active,
     externalId: write.externalId,
     scim: Object.keys(write.kept).length ? write.kept : null,
-    ...(write.password !== undefined ? { passwordHash: await hashSecret(write.password) } : {}),
+    ...(write.password !== undefined ? { passwordHash: await svc.argon2.hash(write.password) } : {}),
   };
 }
 
 export async function createUser(svc: ScimServices, body: unknown, by: Actor, base: string): Promise<Json> {
   const write = readUser(body);
-  const fields = await fieldsOf(await passwordCheck(svc.config), write);
+  const fields = await fieldsOf(svc, await passwordCheck(svc.config), write);
   const noPassword = fields.passwordHash ?? (await dummyHash());
   const user = await refusingUserName(
     svc,
@@ -198,7 +199,7 @@ async function changeUser(
           checkVersion(current, pre);
           const write = readUser(make(current));
           asked = write.userName;
-          const fields = await fieldsOf(check, write);
+          const fields = await fieldsOf(svc, check, write);
           // The address is vouched for when the directory names a new one, not again at every change.
           if (write.userName === before.email) delete fields.emailVerified;
           return fields;

@@ -8,7 +8,7 @@
 // box's address guard, or inline), the entity it names, its sign-on address and certificates. No detail carries a secret: what a failure says is the
 // message of an UpstreamError, written to be logged.
 import { randomBytes } from 'node:crypto';
-import { ResultCodeError, PresenceFilter } from 'ldapts';
+import { ldap } from './ldap-library.js';
 import * as oauth from 'oauth4webapi';
 import type { Config } from '../../config.js';
 import type { Pool } from '../../db/pool.js';
@@ -181,7 +181,7 @@ async function checkDirectory(settings: LdapSettings, bindPassword: string | und
         await connection.bind(settings.bindDN, bindPassword);
         checks.push(passed('bind', `bound as ${settings.bindDN}`));
       } catch (err) {
-        const refused = err instanceof ResultCodeError;
+        const refused = err instanceof ldap().ResultCodeError;
         const detail = refused ? `the directory refused the bind as ${settings.bindDN} (${err.message.split('\n')[0]})` : undefined;
         return [...checks, detail ? { check: 'bind', ok: false, detail } : failed('bind', failure('the bind', err, timeoutMs), 'the bind')];
       }
@@ -196,7 +196,7 @@ async function checkDirectory(settings: LdapSettings, bindPassword: string | und
 
 async function baseExists(connection: LdapConnection, check: string, dn: string, timeoutMs: number): Promise<ProviderCheck> {
   try {
-    const found = await connection.search(dn, new PresenceFilter({ attribute: 'objectClass' }), {
+    const found = await connection.search(dn, new (ldap().PresenceFilter)({ attribute: 'objectClass' }), {
       scope: 'base',
       attributes: ['1.1'],
       sizeLimit: 1,
@@ -204,7 +204,7 @@ async function baseExists(connection: LdapConnection, check: string, dn: string,
     if (found.length === 0) return { check, ok: false, detail: `the entry ${dn} cannot be read` };
     return passed(check, `the entry ${dn} exists`);
   } catch (err) {
-    if (err instanceof ResultCodeError && err.code === NO_SUCH_OBJECT)
+    if (err instanceof ldap().ResultCodeError && err.code === NO_SUCH_OBJECT)
       return { check, ok: false, detail: `no entry ${dn} in the directory` };
     return failed(check, failure('the search', err, timeoutMs), 'the search');
   }

@@ -3,7 +3,8 @@
 // one socket for its whole life, and nothing left open by close().
 import net from 'node:net';
 import tls from 'node:tls';
-import { Client, ResultCodeError, type Entry, type Filter } from 'ldapts';
+import type { Client, Entry, Filter } from 'ldapts';
+import { ldap } from './ldap-library.js';
 import { isLoopback } from '../../mail/transport.js';
 import { UpstreamError, type LdapSettings } from './profile.js';
 
@@ -28,7 +29,7 @@ export class LdapConnection {
       return socket;
     };
     let upgraded = false;
-    this.client = new Client({
+    this.client = new (ldap().Client)({
       url: settings.url,
       timeout: timeoutMs,
       connectTimeout: timeoutMs,
@@ -126,7 +127,7 @@ export class LdapConnection {
 
 /** Reading the root DSE only opens the connection: a directory that refuses to show it still answered. */
 const rootDseRefused = (err: unknown): void => {
-  if (!(err instanceof ResultCodeError)) throw err;
+  if (!(err instanceof ldap().ResultCodeError)) throw err;
 };
 
 /** What failed, for the log: an UpstreamError as it is, anything else unavailable with its reason. */

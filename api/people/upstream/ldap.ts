@@ -1,16 +1,8 @@
 // Sign-in against an LDAP directory or Active Directory: the service account (or an anonymous
 // search) finds the one entry of the username, a bind as that entry checks the password, and the
 // entry's attributes and groups make the profile. The box never keeps the password.
-import {
-  AndFilter,
-  EqualityFilter,
-  FilterParser,
-  OrFilter,
-  ResultCodeError,
-  SizeLimitExceededError,
-  type Entry,
-  type Filter,
-} from 'ldapts';
+import type { Entry, Filter } from 'ldapts';
+import { ldap } from './ldap-library.js';
 import { ldapAttributes } from '../../schema/ldap-attributes.js';
 import { failure, LdapConnection } from './ldap-connection.js';
 import { UPSTREAM_TIMEOUT_MS, UpstreamError, emailFrom, type LdapSettings, type UpstreamProfile } from './profile.js';
@@ -47,7 +39,7 @@ export async function ldapSignIn(
       try {
         await service.bind(settings.bindDN, bindPassword!);
       } catch (err) {
-        if (err instanceof ResultCodeError)
+        if (err instanceof ldap().ResultCodeError)
           throw new UpstreamError(
             'misconfigured',
             `the directory refused the service account's bind (${settings.bindDN}): a configuration fault`,
@@ -74,10 +66,10 @@ async function findPerson(service: LdapConnection, settings: LdapSettings, usern
   const memberOf = settings.groupSearch?.memberOfAttribute;
   // The username is a value in the request's encoding (an AttributeValueAssertion), never text of
   // a filter: no character of it can become filter syntax (RFC 4511 §4.5.1.7, RFC 4515 §3).
-  const filter = new AndFilter({
+  const filter = new (ldap().AndFilter)({
     filters: [
       configuredFilter(settings.userSearch.filter, '(objectClass=*)', 'userSearch'),
-      new EqualityFilter({ attribute: settings.userSearch.usernameAttribute, value: username }),
+      new (ldap().EqualityFilter)({ attribute: settings.userSearch.usernameAttribute, value: username }),
     ],
   });
   let entries: Entry[];
@@ -89,8 +81,9 @@ async function findPerson(service: LdapConnection, settings: LdapSettings, usern
       sizeLimit: 2,
     });
   } catch (err) {
-    if (err instanceof SizeLimitExceededError) throw new UpstreamError('refused', 'more than one entry of the directory has this username');
-    if (err instanceof ResultCodeError && err.code === 32)
+    if (err instanceof ldap().SizeLimitExceededError)
+      throw new UpstreamError('refused', 'more than one entry of the directory has this username');
+    if (err instanceof ldap().ResultCodeError && err.code === 32)
       throw new UpstreamError(
         'unavailable',
         `the user search base ${settings.userSearch.baseDN} is not there, or not visible to the account searching: a configuration fault`,
@@ -111,7 +104,7 @@ async function checkPassword(settings: LdapSettings, timeoutMs: number, dn: stri
     await own.bind(dn, password);
   } catch (err) {
     // The directory said no: a wrong password, or an account locked, disabled or expired.
-    if (err instanceof ResultCodeError) throw new UpstreamError('refused', `the directory refused the person's bind (${err.name})`);
+    if (err instanceof ldap().ResultCodeError) throw new UpstreamError('refused', `the directory refused the person's bind (${err.name})`);
     throw failure("the person's bind", err, timeoutMs);
   } finally {
     await own.close();
@@ -120,7 +113,7 @@ async function checkPassword(settings: LdapSettings, timeoutMs: number, dn: stri
 
 function configuredFilter(text: string | undefined, fallback: string, what: string): Filter {
   try {
-    return FilterParser.parseString(text || fallback);
+    return ldap().FilterParser.parseString(text || fallback);
   } catch {
     throw new UpstreamError('unavailable', `the ${what} filter is not an LDAP filter: a configuration fault`);
   }
@@ -169,10 +162,12 @@ async function groupsOf(service: LdapConnection, gs: GroupSearch, person: Entry,
       for (let depth = 0; depth < levels && level.length > 0; depth++) {
         const next: string[] = [];
         for (let i = 0; i < level.length; i += MEMBERS_PER_SEARCH) {
-          const members = level.slice(i, i + MEMBERS_PER_SEARCH).map((dn) => new EqualityFilter({ attribute: memberAttr, value: dn }));
+          const members = level
+            .slice(i, i + MEMBERS_PER_SEARCH)
+            .map((dn) => new (ldap().EqualityFilter)({ attribute: memberAttr, value: dn }));
           const groups = await service.search(
             gs.baseDN,
-            new AndFilter({ filters: [filter, members.length === 1 ? members[0]! : new OrFilter({ filters: members })] }),
+            new (ldap().AndFilter)({ filters: [filter, members.length === 1 ? members[0]! : new (ldap().OrFilter)({ filters: members })] }),
             {
               scope: 'sub',
               attributes: [nameAttr],
@@ -199,7 +194,7 @@ async function readGroup(service: LdapConnection, dn: string, filter: Filter, at
   try {
     return await service.search(dn, filter, { scope: 'base', attributes, sizeLimit: 1 });
   } catch (err) {
-    if (err instanceof ResultCodeError && err.code === 32) return [];
+    if (err instanceof ldap().ResultCodeError && err.code === 32) return [];
     throw err;
   }
 }

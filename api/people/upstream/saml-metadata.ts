@@ -102,15 +102,17 @@ export function idpMetadata(provider: IdentityProvider, rules: FetchRules, now =
   const settings = provider.saml;
   if (!settings) return Promise.reject(misconfigured('no saml settings'));
   const source = JSON.stringify([settings.entityId, settings.metadata.url ?? null, settings.metadata.xml ?? null]);
-  const hit = cached.get(provider.id);
+  // By box (its URL) and provider: a host's boxes may each name a provider `corp`, fetched under their own rules.
+  const key = `${rules.boxUrl}\n${provider.id}`;
+  const hit = cached.get(key);
   if (hit && hit.source === source && hit.until > now) return hit.metadata;
   const metadata = settings.metadata.url
     ? fetchMetadata(settings.metadata.url, rules).then((xml) => readIdpMetadata(xml, settings))
     : readIdpMetadata(settings.metadata.xml ?? '', settings);
   const entry = { source, until: settings.metadata.url ? now + METADATA_CACHE_MS : Infinity, metadata };
-  cached.set(provider.id, entry);
+  cached.set(key, entry);
   // A failure is not kept: the next sign-in asks again.
-  metadata.catch(() => cached.get(provider.id) === entry && cached.delete(provider.id));
+  metadata.catch(() => cached.get(key) === entry && cached.delete(key));
   return metadata;
 }
 

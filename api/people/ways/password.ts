@@ -5,7 +5,7 @@
 // asks for it first) answers as a wrong password does, and its person is mailed the link again; a
 // person turned off is told so, once the password proved it is them (a stranger learns nothing a
 // wrong password would not tell).
-import { Argon2Busy, dummyHash, verifyHash } from '../../credentials/secrets.js';
+import { Argon2Busy, dummyHash, type Argon2Gate } from '../../credentials/secrets.js';
 import type { Config } from '../../config.js';
 import type { Pool, Queryable } from '../../db/pool.js';
 import type { IdentityProvider } from '../../types.js';
@@ -30,7 +30,7 @@ export interface PasswordStore {
 const store: PasswordStore = { findUserByEmail, factorState };
 
 /** What the password way uses of the process's services (and, for a directory behind it, what asking one takes). */
-export type PasswordServices = WayServices & { pool: Pool; config: Pick<Config, 'smtp'> };
+export type PasswordServices = WayServices & { pool: Pool; config: Pick<Config, 'smtp'>; argon2: Argon2Gate };
 export type DirectoryServices = WayServices & FlowServices;
 
 /** A password typed on the sign-in page, and what the sign-in is asked to reach. */
@@ -60,7 +60,7 @@ export async function signInWithPassword(svc: PasswordServices, typed: TypedPass
     if (directory) return { unchecked: 'a directory' };
     let ok: boolean;
     try {
-      ok = await verifyHash(user?.passwordHash ?? (await dummyHash()), typed.password, 'sign-in');
+      ok = await svc.argon2.verify(user?.passwordHash ?? (await dummyHash()), typed.password, 'sign-in');
     } catch (err) {
       if (err instanceof Argon2Busy) return { unchecked: PASSWORD_REFUSALS.busy };
       throw err;
@@ -112,14 +112,14 @@ export async function signInAtDirectory(
  * account) — counted as at sign-in, so that those pages are no way around its throttle.
  */
 export async function passwordAgain(
-  svc: WayServices,
+  svc: WayServices & { argon2: Argon2Gate },
   of: { user: { id: number; email: string; passwordHash: string }; address: string; where: string },
   password: string,
 ): Promise<Answer<true>> {
   const { user } = of;
   return signInThrough<true>(svc, { address: of.address, account: user.email, counts: false, success: false }, async () => {
     try {
-      if (!(await verifyHash(user.passwordHash, password, 'sign-in')))
+      if (!(await svc.argon2.verify(user.passwordHash, password, 'sign-in')))
         return { refused: `wrong password on ${of.where}`, said: PASSWORD_REFUSALS.wrong, user: user.id };
     } catch (err) {
       if (err instanceof Argon2Busy) return { unchecked: PASSWORD_REFUSALS.busy };

@@ -1,32 +1,13 @@
 // A CEL expression compiled once, when its policy (or claim) is written or loaded, never per
 // request: parsed, checked against the request object's shape (./check.ts), and planned with a
 // meter that stops an evaluation past its cost limit.
-import {
-  celEnv,
-  celFunc,
-  celMethod,
-  listType,
-  celList,
-  celMap,
-  CelScalar,
-  mapType,
-  type CelEnv,
-  isCelError,
-  isCelList,
-  isCelMap,
-  isCelUint,
-  parse,
-  plan,
-  unparse,
-  type CelValue,
-} from '@bufbuild/cel';
-import { create } from '@bufbuild/protobuf';
-import { ExprSchema, type Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { strings } from '@bufbuild/cel/ext';
+import type { CelEnv, CelFunc, CelValue } from '@bufbuild/cel';
+import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { errorMessage } from '../../errors.js';
 import { charge, metered, stopMessage } from '../budget.js';
 import { policyRegex, type PolicyRegex } from '../regex.js';
 import { checkExpr, COST_LIMITS, SIZES } from './check.js';
+import { cel } from './library.js';
 import { CEL_ENVIRONMENTS, isObjectShape, type CelEnvironmentName, type CelShape } from './shapes.js';
 
 /** An expression that cannot be used: it does not parse or type-check, names a field that cannot exist, or costs too much. */
@@ -66,16 +47,21 @@ export interface CelOptions {
 // The request's budget (../budget.ts), by the names the doors know it by.
 export { budgetSpent as celBudgetSpent, withBudget as withCelBudget } from '../budget.js';
 
-const lengthOf = (v: CelValue): number =>
-  typeof v === 'string' || v instanceof Uint8Array ? v.length : isCelList(v) ? v.size : isCelMap(v) ? v.size : 0;
+function lengthOf(v: CelValue): number {
+  const { isCelList, isCelMap } = cel();
+  return typeof v === 'string' || v instanceof Uint8Array ? v.length : isCelList(v) ? v.size : isCelMap(v) ? v.size : 0;
+}
 
 const TICK = 'boxauth.tick';
 const CHARGE = 'boxauth.charge';
 
-const meterFuncs = [
-  celFunc(TICK, [CelScalar.DYN], CelScalar.DYN, (v) => (charge(1), v)),
-  celFunc(CHARGE, [CelScalar.DYN], CelScalar.DYN, (v) => (charge(1 + Math.ceil(0.1 * lengthOf(v))), v)),
-];
+function meterFuncs(): CelFunc[] {
+  const { celFunc, CelScalar } = cel();
+  return [
+    celFunc(TICK, [CelScalar.DYN], CelScalar.DYN, (v) => (charge(1), v)),
+    celFunc(CHARGE, [CelScalar.DYN], CelScalar.DYN, (v) => (charge(1 + Math.ceil(0.1 * lengthOf(v))), v)),
+  ];
+}
 
 /** The longest string an expression may make: the longest the box lets in (a body's limit). */
 const LONGEST_MADE = SIZES.anyString;
@@ -125,23 +111,25 @@ function join(list: unknown, separator = ''): string {
   return items.join(separator);
 }
 
-const STRING_LIST = listType(CelScalar.STRING);
-
 /** What the box puts in place of the strings extension's functions that make strings. */
-const madeStrings = [
-  celMethod('replace', CelScalar.STRING, [CelScalar.STRING, CelScalar.STRING], CelScalar.STRING, function (old, repl) {
-    return replace(this, old, repl);
-  }),
-  celMethod('replace', CelScalar.STRING, [CelScalar.STRING, CelScalar.STRING, CelScalar.INT], CelScalar.STRING, function (old, repl, n) {
-    return replace(this, old, repl, n);
-  }),
-  celMethod('join', STRING_LIST, [], CelScalar.STRING, function () {
-    return join(this);
-  }),
-  celMethod('join', STRING_LIST, [CelScalar.STRING], CelScalar.STRING, function (separator) {
-    return join(this, separator);
-  }),
-];
+function madeStrings(): CelFunc[] {
+  const { celMethod, CelScalar, listType } = cel();
+  const STRING_LIST = listType(CelScalar.STRING);
+  return [
+    celMethod('replace', CelScalar.STRING, [CelScalar.STRING, CelScalar.STRING], CelScalar.STRING, function (old, repl) {
+      return replace(this, old, repl);
+    }),
+    celMethod('replace', CelScalar.STRING, [CelScalar.STRING, CelScalar.STRING, CelScalar.INT], CelScalar.STRING, function (old, repl, n) {
+      return replace(this, old, repl, n);
+    }),
+    celMethod('join', STRING_LIST, [], CelScalar.STRING, function () {
+      return join(this);
+    }),
+    celMethod('join', STRING_LIST, [CelScalar.STRING], CelScalar.STRING, function (separator) {
+      return join(this, separator);
+    }),
+  ];
+}
 
 /**
  * The longest pattern `matches` takes, and the longest one kept compiled. A pattern may be a
@@ -169,8 +157,9 @@ function envOf(variables: string[]): CelEnv {
   let env = envs.get(key);
   if (!env) {
     // The standard library, and cel-go's strings extension (substring, split, join, lowerAscii…), as Kubernetes offers both.
+    const { celEnv, strings, mapType, CelScalar } = cel();
     env = celEnv({
-      funcs: [...strings.filter((f) => f.name !== 'replace' && f.name !== 'join'), ...madeStrings, ...meterFuncs],
+      funcs: [...strings.filter((f) => f.name !== 'replace' && f.name !== 'join'), ...madeStrings(), ...meterFuncs()],
       // `matches` on the policies' one RE2 (../regex.ts), whose compiled patterns are cached:
       // @bufbuild/cel's own compiles the pattern again on every call.
       re2: { compile: celRegex },
@@ -183,13 +172,14 @@ function envOf(variables: string[]): CelEnv {
 
 /** The meter's call around `e`, with an id of its own (the planner keys what it resolves by id): the parser's ids are small. */
 const wrap = (fn: string, e: Expr): Expr =>
-  create(ExprSchema, {
+  cel().create(cel().ExprSchema, {
     id: e.id + (fn === TICK ? 1n << 40n : 1n << 41n),
     exprKind: { case: 'callExpr', value: { function: fn, args: [e] } },
   });
 
 /** `e` with the meter around every call, every field a call reads and every iteration; the expression means the same. */
 function meteredExpr(e: Expr): Expr {
+  const { create, ExprSchema } = cel();
   const kind = e.exprKind;
   switch (kind.case) {
     case 'selectExpr':
@@ -292,7 +282,7 @@ function parsed(source: string): Expr {
     ]);
   let expr: Expr;
   try {
-    expr = parse(source).expr;
+    expr = cel().parse(source).expr;
   } catch (err) {
     // The parser recurses too: an expression nested deeper than the stack is refused here.
     throw new CelCompileError([`does not parse: ${errorMessage(err)}`]);
@@ -315,6 +305,7 @@ export const convertedValues = (): number => converted;
  */
 export function celValue(v: unknown): unknown {
   converted += 1;
+  const { celList, celMap, isCelList, isCelMap, isCelUint } = cel();
   if (Array.isArray(v)) return celList(v.map(celValue) as never);
   if (v === null || typeof v !== 'object' || v instanceof Uint8Array || isCelList(v) || isCelMap(v) || isCelUint(v)) return v;
   const entries = new Map<string, unknown>();
@@ -324,12 +315,12 @@ export function celValue(v: unknown): unknown {
 
 /** A CEL value as a person reads it in a decision record. */
 export function showCel(v: unknown): string {
-  if (isCelError(v)) return `error (${v.message})`;
+  if (cel().isCelError(v)) return `error (${v.message})`;
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'bigint') return v.toString();
-  if (isCelUint(v)) return `${v.value}u`;
-  if (isCelList(v)) return `[${[...v].map(showCel).join(', ')}]`;
-  if (isCelMap(v)) return `{${[...v].map(([k, x]) => `${showCel(k)}: ${showCel(x)}`).join(', ')}}`;
+  if (cel().isCelUint(v)) return `${v.value}u`;
+  if (cel().isCelList(v)) return `[${[...v].map(showCel).join(', ')}]`;
+  if (cel().isCelMap(v)) return `{${[...v].map(([k, x]) => `${showCel(k)}: ${showCel(x)}`).join(', ')}}`;
   if (v instanceof Uint8Array) return `b"${Buffer.from(v).toString('base64')}"`;
   if (v === null) return 'null';
   if (typeof v === 'object') return JSON.stringify(v);
@@ -350,7 +341,7 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
   // decision, each reading a list of 1,850 strings, spent nothing, and a batch of them held the
   // loop for a second): what the meter costs, about a sixth of an evaluation, is the price of a
   // count that is true.
-  const run = plan(env, meteredExpr(expr));
+  const run = cel().plan(env, meteredExpr(expr));
   const limit = options.perCallLimit ?? COST_LIMITS.perCall;
   return {
     source,
@@ -360,7 +351,7 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
     evaluate(bindings) {
       const { value, stopped } = withoutStacks(() => metered(() => run(bindings as never), limit));
       if (stopped) return { kind: 'error', message: stopMessage(stopped, limit) };
-      return isCelError(value) ? { kind: 'error', message: value.message } : { kind: 'value', value };
+      return cel().isCelError(value) ? { kind: 'error', message: value.message } : { kind: 'value', value };
     },
   };
 }
@@ -388,9 +379,9 @@ function withoutStacks<T>(run: () => T): T {
  * what it compares. Parts inside a comprehension (which need its variables) are not shown.
  */
 export function explainCel(compiled: CompiledCel, bindings: Record<string, unknown>): { value: string; parts: CelPart[] } {
-  const expr = parse(compiled.source).expr;
+  const expr = cel().parse(compiled.source).expr;
   const valueOf = (e: Expr): unknown => {
-    const { value, stopped } = metered(() => plan(compiled.env, meteredExpr(e))(bindings as never));
+    const { value, stopped } = metered(() => cel().plan(compiled.env, meteredExpr(e))(bindings as never));
     return stopped ? new Error('over the cost limit') : value;
   };
   const parts: CelPart[] = [];
@@ -399,7 +390,7 @@ export function explainCel(compiled: CompiledCel, bindings: Record<string, unkno
     const { function: fn, args } = e.exprKind.value;
     const operands = ['_&&_', '_||_', '!_', '_==_', '_!=_', '_<_', '_<=_', '_>_', '_>=_', '@in'].includes(fn) ? args : [];
     for (const a of operands) {
-      parts.push({ expression: unparse(a), value: showCel(valueOf(a)) });
+      parts.push({ expression: cel().unparse(a), value: showCel(valueOf(a)) });
       visit(a, depth + 1);
     }
   };

@@ -4,7 +4,7 @@
 // names a JavaScript object's prototype) is undefined. A budget bounds the JSON text's length as the
 // value is converted, never after: a list of 40,000 references to one object is small as a CEL value
 // and hundreds of megabytes as JSON.
-import { isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
+import { cel } from './library.js';
 
 const OBJECT_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -51,9 +51,9 @@ export function celToJson(value: unknown, budget: JsonBudget = { left: Infinity 
   if (typeof value === 'string') return spend(budget, value.length + 2) ? value : undefined;
   if (typeof value === 'number') return Number.isFinite(value) && spend(budget, String(value).length) ? value : undefined;
   if (typeof value === 'bigint') return spend(budget, String(value).length) ? exact(value) : undefined;
-  if (isCelUint(value)) return spend(budget, String(value.value).length) ? exact(value.value) : undefined;
-  if (isCelList(value) || Array.isArray(value)) return listOf(value as Iterable<unknown>, budget);
-  if (isCelMap(value)) return objectOf(value as Iterable<[unknown, unknown]>, budget);
+  if (cel().isCelUint(value)) return spend(budget, String(value.value).length) ? exact(value.value) : undefined;
+  if (cel().isCelList(value) || Array.isArray(value)) return listOf(value as Iterable<unknown>, budget);
+  if (cel().isCelMap(value)) return objectOf(value as Iterable<[unknown, unknown]>, budget);
   // A value of the bindings handed back as it was (an object of the person's data).
   if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) return objectOf(Object.entries(value), budget);
   return undefined;

@@ -13,6 +13,21 @@ export type DeploymentObject = KObject & {
   status?: { availableReplicas?: number; observedGeneration?: number };
 };
 
+/** A Service as the operator reads it: which type it is (an ExternalName while its box is hosted). */
+export type ServiceObject = KObject & { spec?: { type?: string } };
+
+/** How the operator runs the host: the operator's configuration (operator/config.ts). */
+export interface HostSettings {
+  /** The operator's own namespace. */
+  namespace: string;
+  image: string;
+  imagePullPolicy: string;
+  replicas: number;
+  resources: Record<string, unknown>;
+  /** Where the operator asks the host whether it answers for a box. */
+  url: string;
+}
+
 export const BOX_FINALIZER = 'boxauth.io/box';
 
 export interface BoxSettings {
@@ -34,6 +49,8 @@ export interface BoxSettings {
   pinImage: boolean;
   /** The chart's ClusterRoleBinding of system:auth-delegator whose subjects the operator keeps (BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING). */
   tokenReviewBinding: string;
+  /** The host of hosted boxes (spec.serving: Hosted): where it runs and how the operator reaches it. */
+  host: HostSettings;
 }
 
 /** The I/O a step of the Box's reconcile may do. */

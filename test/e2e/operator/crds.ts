@@ -64,6 +64,7 @@ export function describeCrds(): void {
         JSON.stringify({ apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'defaults', namespace: 'default' } }),
       );
       expect(JSON.parse(r).spec).to.deep.equal({
+        serving: 'Dedicated',
         replicas: 1,
         port: 8080,
         registration: false,

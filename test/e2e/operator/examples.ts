@@ -60,8 +60,10 @@ export function describeExamples(): void {
       expect(await suite.cluster.k(['get', 'box', '-n', NS])).to.match(/auth\s+True\s+Provisioned\s+False\s+http:\/\/127\.0\.0\.1:\d+/);
       // Where gateways call the gRPC decision point: in the wide table only.
       const [wideHeader, wideRow] = (await suite.cluster.k(['get', 'box', '-n', NS, '-o', 'wide'])).trim().split('\n');
-      expect(wideHeader).to.match(/^NAME\s+READY\s+REASON\s+AVAILABLE\s+URL\s+GRPC-AUTHZ\s+DATABASE\s+DB-REACHABLE\s+AGE$/);
-      expect(wideRow).to.match(/\shttp:\/\/127\.0\.0\.1:\d+\s+auth\.team-a\.svc:9001\s+127\.0\.0\.1:\d+\s+true\s+\S+$/);
+      expect(wideHeader).to.match(
+        /^NAME\s+READY\s+REASON\s+AVAILABLE\s+URL\s+GRPC-AUTHZ\s+DATABASE\s+DB-REACHABLE\s+SERVING\s+HOST\s+AGE$/,
+      );
+      expect(wideRow).to.match(/\shttp:\/\/127\.0\.0\.1:\d+\s+auth\.team-a\.svc:9001\s+127\.0\.0\.1:\d+\s+true\s+Dedicated\s+\S+$/);
     });
 
     it('writes the box API Deployment and Service, owned by the Box, with all configuration in env', async function () {

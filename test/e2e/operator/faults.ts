@@ -117,6 +117,52 @@ export function describeFaults(): void {
       await eventually('the new replica to lead at once', async () => (await leaseHolder()) === 'operator-3', 3_000);
     });
 
+    it('a restarted leader writes nothing to what has not changed', async function () {
+      const steady = (kind: string, spec: object): object => ({
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind,
+        metadata: { name: 'steady', namespace: NS },
+        spec,
+      });
+      await suite.cluster.k(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'List',
+          items: [
+            steady('Client', { grant_types: ['client_credentials'] }),
+            steady('AccessPolicy', { engine: 'allow', link: [{ id: 'steady', resourceType: 'Client' }] }),
+          ],
+        }),
+      );
+      await waitReady('client', NS, 'steady');
+      await waitReady('accesspolicy', NS, 'steady');
+      const role: string = (await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.database.role;
+      const roleRow = `SELECT xmin::text AS x FROM pg_authid WHERE rolname = $1`;
+      const [before] = await sql(roleRow, [role]);
+      expect(await suite.operator.kill('SIGTERM')).to.equal(0);
+      const next = await startOperator('operator-4');
+      suite.operator = next;
+      await eventually(
+        'the new leader has looked at every object, and resynced',
+        async () =>
+          (await next.metric('boxauth_operator_reconciles_total', { controller: 'box', result: 'ok' })) >= 2 &&
+          (await next.metric('boxauth_operator_reconciles_total', { controller: 'client', result: 'ok' })) >= 2 &&
+          (await next.metric('boxauth_operator_reconciles_total', { controller: 'accesspolicy', result: 'ok' })) >= 2,
+        30_000,
+      );
+      const text = await (await fetch(`http://127.0.0.1:${next.healthPort}/metrics`)).text();
+      const writes = text
+        .split('\n')
+        .filter(
+          (l) => /^boxauth_operator_api_requests_total\{.*verb="(create|update|patch|delete)"/.test(l) && !l.includes('resource="leases"'),
+        )
+        .filter((l) => Number(l.slice(l.lastIndexOf(' ') + 1)) > 0);
+      expect(writes, 'write requests of the new leader besides its Lease').to.deep.equal([]);
+      // Nor in the database: the box's role is not altered again (its password set anew) by a new process.
+      expect(await sql(roleRow, [role])).to.deep.equal([before]);
+    });
+
     it("drops the box's schema when a Box with reclaimPolicy Delete is deleted", async function () {
       const schema = (await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
       await suite.cluster.k(['delete', 'box', 'auth', '-n', NS, '--wait=true', '--timeout=30s']);

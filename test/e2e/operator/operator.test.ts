@@ -8,12 +8,14 @@
 import pg from 'pg';
 import { createDatabase } from '../../support/postgres.js';
 import { clusterDnsEnv, TestCluster } from '../../support/kube.js';
+import { freePort } from '../../support/ports.js';
 import { describeChart } from './chart.js';
 import { describeCloudNativePg } from './cnpg.js';
 import { describeCrds } from './crds.js';
 import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
 import { describeHealth } from './health.js';
+import { describeHosted } from './hosted.js';
 import { describeReserved } from './reserved.js';
 import { describeSamlApps } from './saml.js';
 import { describeTenancy } from './tenancy.js';
@@ -53,6 +55,7 @@ describe('the operator on a real kube-apiserver', function () {
       deployment.spec.template.spec.containers[0].env.filter((e: any) => e.value !== undefined).map((e: any) => [e.name, e.value]),
     );
     suite.databaseUrl = await createDatabase('op');
+    suite.hostPort = await freePort();
     suite.operatorEnv = {
       ...chartEnv,
       BOXAUTH_DATA_DIR: cluster.dir,
@@ -61,6 +64,8 @@ describe('the operator on a real kube-apiserver', function () {
       BOXAUTH_OPERATOR_RESYNC_SECONDS: '2',
       BOXAUTH_OPERATOR_LEASE_SECONDS: '4',
       BOXAUTH_OPERATOR_BOX_IMAGE: 'boxauth:test',
+      // The host's Service, as this machine has it: the host run from its Deployment on a port of its own (hosted.ts).
+      BOXAUTH_OPERATOR_HOST_URL: `http://127.0.0.1:${suite.hostPort}`,
       // Service names (a CloudNativePG Cluster's -rw Service) resolve as in a pod: cnpg.ts.
       ...clusterDnsEnv(),
     };
@@ -106,6 +111,7 @@ describe('the operator on a real kube-apiserver', function () {
   describeWorkload();
   describeReserved();
   describeTenancy();
+  describeHosted();
   describeTls();
   describeCloudNativePg();
   describeSamlApps();

@@ -18,6 +18,8 @@ export interface Suite {
   databaseUrl: string;
   operator: OperatorProcess;
   pods: Box[];
+  /** Where the operator asks the host of hosted boxes (BOXAUTH_OPERATOR_HOST_URL): the port the host is run on here. */
+  hostPort: number;
 }
 
 export const suite = {} as Suite;

@@ -1,12 +1,5 @@
 import { expect } from 'chai';
-import {
-  Argon2Busy,
-  argon2Waiting,
-  configureArgon2,
-  generatePassword,
-  hashSecret,
-  SecretVerifier,
-} from '../../../api/credentials/secrets.js';
+import { Argon2Busy, Argon2Gate, generatePassword, hashSecret, SecretVerifier } from '../../../api/credentials/secrets.js';
 
 describe('client secret verifier', function () {
   it('remembers a secret verified against a hash, and only that secret with that hash', async function () {
@@ -28,17 +21,16 @@ describe('client secret verifier', function () {
 });
 
 describe('argon2 lanes', function () {
-  afterEach(function () {
-    configureArgon2({ maxWaiting: 32, signUpMaxWaiting: 4 }); // the defaults, for the suites after this one
-  });
+  const outcome = (hash: Promise<unknown>): Promise<string> =>
+    hash.then(
+      () => 'hashed',
+      (err: unknown) => (err instanceof Argon2Busy ? 'busy' : 'failed'),
+    );
 
   it('sign-ups hash one at a time, wait behind everyone else, and beyond their own bound are refused alone', async function () {
-    configureArgon2({ maxWaiting: 32, signUpMaxWaiting: 2 });
-    const outcome = (hash: Promise<string>): Promise<string> =>
-      hash.then(
-        () => 'hashed',
-        (err: unknown) => (err instanceof Argon2Busy ? 'busy' : 'failed'),
-      );
+    const gate = new Argon2Gate({ maxWaiting: 32, signUpMaxWaiting: 2 });
+    const argon2Waiting = (): ReturnType<Argon2Gate['waitingByLane']> => gate.waitingByLane();
+    const hashSecret = (secret: string, lane?: 'write' | 'sign-up'): Promise<string> => gate.hash(secret, lane);
     // One sign-up runs; two wait (not on the free slot: that stays for the others); two are refused at once.
     const signUps = Array.from({ length: 5 }, () => outcome(hashSecret('a-password', 'sign-up')));
     expect(argon2Waiting()['sign-up']).to.equal(2);
@@ -51,6 +43,22 @@ describe('argon2 lanes', function () {
     expect(await Promise.all(signUps)).to.deep.equal(['hashed', 'hashed', 'hashed', 'busy', 'busy']);
     expect(await Promise.all(writes)).to.deep.equal(['hashed', 'hashed']);
     expect(argon2Waiting()).to.deep.equal({ 'sign-in': 0, write: 0, client: 0, 'sign-up': 0 });
+  });
+
+  it("boxes take turns: one box's flood of hashes fills its own queue, and holds another box's run by one of its own per slot", async function () {
+    const [flooding, other] = [new Argon2Gate({ maxWaiting: 8, signUpMaxWaiting: 4 }), new Argon2Gate()];
+    const order: string[] = [];
+    const run = (gate: Argon2Gate, name: string): Promise<string> =>
+      outcome(gate.verify('not-a-hash', 'x', 'client').then(() => void order.push(name)));
+    // Two run, eight wait: the flooding box's queue is full, and its next is refused; the other box's is not.
+    const flood = Array.from({ length: 11 }, (_, i) => run(flooding, `a${i}`));
+    const others = [run(other, 'b0'), run(other, 'b1')];
+    expect(flooding.waitingByLane().client).to.equal(8);
+    expect(other.waitingByLane().client).to.equal(2);
+    expect(await Promise.all([...flood, ...others])).to.deep.equal([...Array(10).fill('hashed'), 'busy', 'hashed', 'hashed']);
+    // The two that ran at once, then turns: the other box's runs come next, one after each of the flood's.
+    expect(order.indexOf('b0')).to.be.lessThan(5);
+    expect(order.indexOf('b1')).to.be.lessThan(7);
   });
 });
 

@@ -28,6 +28,25 @@ describe('operator work queue', function () {
     expect(seen.sort()).to.deep.equal(['a', 'b']);
   });
 
+  it("hands out a resync's background keys after every other, and moves one up when it is added again", async function () {
+    queue = new WorkQueue({ clock });
+    const seen: string[] = [];
+    for (const key of ['r1', 'r2', 'r3']) queue.add(key, { background: true });
+    queue.add('change');
+    queue.add('r3'); // a change of r3 while its resync waited
+    queue.add('r1', { background: true });
+    expect(queue.length).to.equal(4);
+    queue.run(
+      1,
+      async (key) => {
+        seen.push(key);
+      },
+      () => undefined,
+    );
+    await settle();
+    expect(seen).to.deep.equal(['change', 'r3', 'r1', 'r2']);
+  });
+
   it('never works on one key twice at once; a key added during its work runs again afterwards', async function () {
     queue = new WorkQueue({ clock });
     let active = 0;

@@ -1,7 +1,7 @@
 // The policies' budget (api/policy/budget.ts): a decision's, a request's, and the turns decisions
 // take so that no stretch of the event loop runs more policies than a turn's budget.
 import { expect } from 'chai';
-import { charge, EVALUATION_LIMITS, inTurn, metered, withBudget, withDecision } from '../../../api/policy/budget.js';
+import { charge, DecisionLine, EVALUATION_LIMITS, inTurn, metered, withBudget, withDecision } from '../../../api/policy/budget.js';
 
 /** A decision whose one policy spends `units`. */
 const decision = (units: number) => () => withDecision(() => metered(() => charge(units)).stopped);
@@ -74,5 +74,17 @@ describe('policy budgets', function () {
     );
     expect(error).to.be.instanceOf(Error).with.property('message', 'broken');
     expect(await after).to.equal(undefined);
+  });
+
+  it("boxes take turns: one box's decisions at their budget hold another box's next one by one of their own", async function () {
+    await new Promise((resolve) => setImmediate(resolve));
+    const [flooding, other] = [new DecisionLine(), new DecisionLine()];
+    const ran: string[] = [];
+    const at = (line: DecisionLine, name: string): Promise<unknown> =>
+      inTurn(() => (ran.push(name), decision(EVALUATION_LIMITS.perDecision)()), line);
+    // Each spends a whole turn's budget: one decision a turn. The flood's eight wait, then the other box's two.
+    const decided = [...Array.from({ length: 8 }, (_, i) => at(flooding, `a${i}`)), at(other, 'b0'), at(other, 'b1')];
+    await Promise.all(decided);
+    expect(ran.slice(0, 5)).to.deep.equal(['a0', 'a1', 'b0', 'a2', 'b1']);
   });
 });

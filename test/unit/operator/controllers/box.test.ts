@@ -189,7 +189,7 @@ describe('Box controller', function () {
   it('reports any other failure as ProvisioningFailed, keeping what the status said, and retries', async function () {
     h.kube.put(BOXES, box());
     await h.reconcile(h.boxes, NS, 'auth');
-    const stop = h.kube.failWhen((r) => r.verb === 'apply' && r.type === SERVICES);
+    const stop = h.kube.failWhen((r) => r.verb === 'apply' && r.type === DEPLOYMENTS);
     await h.kube.patch(BOXES, NS, 'auth', { spec: { replicas: 2 } });
     const failure = await h.failedReconcile(h.boxes, NS, 'auth');
     stop();

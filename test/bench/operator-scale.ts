@@ -1,0 +1,401 @@
+// The operator at a thousand boxes, on a real kube-apiserver + etcd, box schemas on one PostgreSQL:
+// - cold start: Boxes, Clients and AccessPolicies all created first, then the operator started; the
+//   time until every one is Ready at its generation. Without a kubelet no box pod runs, so a Box is
+//   Ready when its schema, Secrets, Service and Deployment are in place (Available stays False), and
+//   a Client or AccessPolicy when its record is in its box's schema;
+// - quiet: with nothing changing, the operator's requests to the API server per minute (by verb,
+//   from its own boxauth_operator_api_requests_total), its RSS, and the connections to box
+//   databases it holds and opens;
+// - `kubectl apply` of a new Client → a working token, from ONE box API process (the first box's,
+//   run from its Deployment as a kubelet would), p50/p99;
+// - the leader killed (SIGKILL) and a new one started: the time until it has caught up, and what
+//   it wrote meanwhile to the API server and the box schemas, though nothing had changed.
+// Run with `make bench-operator-scale` (OPERATOR_SCALE="--boxes 100 --clients 1000 --policies 1000"
+// for a quick check); operatorScale() is what `make bench-tenants` calls.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../../api/db/embedded.js';
+import { projectPath } from '../../api/paths.js';
+import {
+  ACCESS_POLICIES,
+  BOXES,
+  CLIENTS,
+  resourcePath,
+  SECRETS,
+  type HttpKube,
+  type KObject,
+  type ResourceType,
+} from '../../operator/kube.js';
+import { basic } from '../e2e/operator/suite.js';
+import type { Box } from '../support/box.js';
+import { KUBE_BIN, OperatorProcess, TestCluster } from '../support/kube.js';
+import { freePort } from '../support/ports.js';
+
+export interface OperatorScaleOptions {
+  boxes: number;
+  clients: number;
+  policies: number;
+  /** New Clients applied one at a time, each timed to its first token. */
+  applies?: number;
+  /** How long nothing changes while requests are counted. */
+  quietMs?: number;
+  /** Progress lines (stderr by default). */
+  log?: (line: string) => void;
+}
+
+export interface Percentiles {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface OperatorScaleFigures {
+  boxes: number;
+  clients: number;
+  policies: number;
+  cpus: number;
+  /** Creating the resources through the API server (before the operator runs). */
+  createSeconds: number;
+  coldStart: { boxesReadySeconds: number; allReadySeconds: number; peakRssMiB: number };
+  quiet: {
+    windowSeconds: number;
+    /** Operator → API server, per minute, by verb and resource (watch: the watches opened), the Lease's left out. */
+    requestsPerMinute: Record<string, number>;
+    writesPerMinute: number;
+    rssMiB: number;
+    /** Connections of box roles open at the end of the window, and the most seen during it. */
+    boxConnections: number;
+    boxConnectionsPeak: number;
+    /** Connections opened to the database per minute (pg_stat_database.sessions). */
+    connectionsOpenedPerMinute: number;
+    /** Rows written in box schemas during the window. */
+    dbRowWrites: number;
+  };
+  applyToToken: Percentiles & { n: number };
+  restart: {
+    /** SIGKILL of the leader → the new one holds the Lease (a Lease of BOXAUTH_OPERATOR_LEASE_SECONDS). */
+    leaderSeconds: number;
+    /** → every object reconciled once and the queues empty. */
+    caughtUpSeconds: number;
+    /** Create, update, patch and delete requests (the Lease's left out), by resource. */
+    apiWrites: Record<string, number>;
+    dbRowWrites: number;
+    /** The same, by table ("<table>": rows), summed over the box schemas. */
+    dbRowWritesByTable: Record<string, number>;
+    rssMiB: number;
+  };
+}
+
+const LEASE_SECONDS = 5;
+const NS = (i: number): string => `scale-${String(i).padStart(4, '0')}`;
+const mib = (bytes: number): number => Math.round(bytes / 1024 / 1024);
+
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+function percentiles(ms: number[]): Percentiles {
+  const s = [...ms].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1]! };
+}
+
+function status(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Runs `work` on every item, `concurrency` at a time. */
+async function inParallel<T>(items: T[], concurrency: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+/** Objects of `type` Ready=True at their generation, read page by page as a dashboard would. */
+async function readyCount(kube: HttpKube, type: ResourceType): Promise<number> {
+  let ready = 0;
+  let cont: string | undefined;
+  do {
+    const page = await kube.request<{ items: any[]; metadata: { continue?: string } }>('GET', resourcePath(type), {
+      query: { limit: 500, continue: cont },
+      timeoutMs: 120_000,
+    });
+    for (const o of page.items) {
+      const c = o.status?.conditions?.find((x: any) => x.type === 'Ready');
+      if (c?.status === 'True' && o.status.observedGeneration === o.metadata.generation) ready++;
+    }
+    cont = page.metadata.continue || undefined;
+  } while (cont);
+  return ready;
+}
+
+/** The operator's counters of one metric, by the value of `label`. */
+async function metricBy(op: OperatorProcess, name: string, label: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${op.healthPort}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const key = new RegExp(`${label}="([^"]*)"`).exec(line)?.[1] ?? '';
+    out[key] = (out[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return out;
+}
+
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
+
+/** The operator's requests to the API server, "<verb> <resource>": the Lease's left out (renewing it is how a leader stays one). */
+async function apiRequests(op: OperatorProcess): Promise<Record<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${op.healthPort}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const m = /^boxauth_operator_api_requests_total\{(.*)\} (\S+)$/.exec(line);
+    if (!m) continue;
+    const verb = /verb="([^"]*)"/.exec(m[1]!)?.[1] ?? '';
+    const resource = /resource="([^"]*)"/.exec(m[1]!)?.[1] ?? '';
+    if (resource === 'leases' || !Number(m[2])) continue;
+    out[`${verb} ${resource}`] = (out[`${verb} ${resource}`] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
+const writesOf = (requests: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(requests).filter(([k]) => WRITE_VERBS.has(k.split(' ')[0]!)));
+
+const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
+const minus = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.keys(a).map((k) => [k, a[k]! - (b[k] ?? 0)]));
+
+/** PostgreSQL's counters: rows written in box schemas, sessions opened, box roles connected now. */
+async function dbCounters(
+  url: string,
+): Promise<{ rowWrites: number; sessions: number; boxConnections: number; byTable: Record<string, number> }> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    await db.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
+    const { rows } = await db.query<{ w: string; s: string; c: string }>(
+      `SELECT (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables WHERE schemaname LIKE 'box\\_%') AS w,
+              (SELECT sessions FROM pg_stat_database WHERE datname = current_database()) AS s,
+              (SELECT count(*) FROM pg_stat_activity WHERE usename LIKE 'box\\_%') AS c`,
+    );
+    const tables = await db.query<{ t: string; w: string }>(
+      `SELECT relname AS t, sum(n_tup_ins + n_tup_upd + n_tup_del) AS w FROM pg_stat_user_tables WHERE schemaname LIKE 'box\\_%' GROUP BY relname`,
+    );
+    const byTable = Object.fromEntries(tables.rows.map((r) => [r.t, Number(r.w)]));
+    return { rowWrites: Number(rows[0]!.w), sessions: Number(rows[0]!.s), boxConnections: Number(rows[0]!.c), byTable };
+  } finally {
+    await db.end();
+  }
+}
+
+async function until(what: string, timeoutMs: number, check: () => Promise<boolean>, everyMs = 2000): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export async function operatorScale(options: OperatorScaleOptions): Promise<OperatorScaleFigures> {
+  const { boxes, clients, policies, applies = 50, quietMs = 120_000 } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`operator-scale: ${line}\n`));
+  const dataDir = projectPath('.boxauth', 'bench-operator-scale');
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  const db = await startEmbeddedPostgres(dataDir, () => undefined);
+  const cluster = await TestCluster.start();
+  const kube = cluster.adminKube();
+  let operator: OperatorProcess | undefined;
+  let api: Box | undefined;
+  const env = {
+    DATABASE_URL: db.url,
+    BOXAUTH_DATA_DIR: dataDir,
+    BOXAUTH_LOG_LEVEL: 'warn',
+    BOXAUTH_OPERATOR_NAMESPACE: 'default',
+    BOXAUTH_OPERATOR_LEASE_SECONDS: String(LEASE_SECONDS),
+    ...(process.env.DEBUG_STATUS ? { DEBUG_STATUS: '1' } : {}),
+  };
+  try {
+    const port = await freePort();
+    const created = Date.now();
+    const post = (type: ResourceType, ns: string | undefined, body: KObject): Promise<unknown> =>
+      kube.create(type, ns, { apiVersion: `boxauth.io/v1alpha1`, kind: type.kind, ...body });
+    const indexes = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+    await inParallel(indexes(boxes), 16, (i) =>
+      kube.create({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace' }, undefined, { metadata: { name: NS(i) } }),
+    );
+    await inParallel(indexes(boxes), 16, (i) =>
+      post(BOXES, NS(i), {
+        metadata: { name: 'auth', namespace: NS(i) },
+        spec: i === 0 ? { port, baseUrl: `http://127.0.0.1:${port}` } : {},
+      }),
+    );
+    await inParallel(indexes(clients), 16, (i) =>
+      post(CLIENTS, NS(i % boxes), {
+        metadata: { name: `c-${i}`, namespace: NS(i % boxes) },
+        spec: { grant_types: ['client_credentials'] },
+      }),
+    );
+    await inParallel(indexes(policies), 16, (i) =>
+      post(ACCESS_POLICIES, NS(i % boxes), {
+        metadata: { name: `p-${i}`, namespace: NS(i % boxes) },
+        spec: { engine: 'allow', link: [{ id: `c-${i}`, resourceType: 'Client' }] },
+      }),
+    );
+    const createSeconds = (Date.now() - created) / 1000;
+    log(`created ${boxes} Boxes, ${clients} Clients, ${policies} AccessPolicies in ${createSeconds} s`);
+
+    // Cold start.
+    const started = Date.now();
+    operator = await OperatorProcess.start(cluster.kubeconfig, env);
+    let boxesReadySeconds = 0;
+    const total = boxes + clients + policies;
+    await until(
+      'every resource Ready',
+      4 * 3600_000,
+      async () => {
+        const b = await readyCount(kube, BOXES);
+        if (b === boxes && !boxesReadySeconds) boxesReadySeconds = (Date.now() - started) / 1000;
+        const n = b + (await readyCount(kube, CLIENTS)) + (await readyCount(kube, ACCESS_POLICIES));
+        log(`${((Date.now() - started) / 1000).toFixed(0)} s: ${n}/${total} Ready, RSS ${mib(status(operator!.pid, 'VmRSS'))} MiB`);
+        return n === total;
+      },
+      5000,
+    );
+    const coldStart = {
+      boxesReadySeconds,
+      allReadySeconds: (Date.now() - started) / 1000,
+      peakRssMiB: mib(status(operator.pid, 'VmHWM')),
+    };
+    log(`cold start: ${JSON.stringify(coldStart)}`);
+
+    // Quiet: nothing changes.
+    await new Promise((r) => setTimeout(r, 10_000));
+    const requestsBefore = await apiRequests(operator);
+    const dbBefore = await dbCounters(db.url);
+    let boxConnectionsPeak = dbBefore.boxConnections;
+    const quietStart = Date.now();
+    while (Date.now() - quietStart < quietMs) {
+      await new Promise((r) => setTimeout(r, 2000));
+      boxConnectionsPeak = Math.max(boxConnectionsPeak, (await dbCounters(db.url)).boxConnections);
+    }
+    const minutes = (Date.now() - quietStart) / 60_000;
+    const requests = minus(await apiRequests(operator), requestsBefore);
+    const dbAfter = await dbCounters(db.url);
+    const perMinute = (n: number): number => Math.round(n / minutes);
+    const quiet = {
+      windowSeconds: Math.round(minutes * 60),
+      requestsPerMinute: Object.fromEntries(Object.entries(requests).map(([k, v]) => [k, perMinute(v)])),
+      writesPerMinute: perMinute(sum(writesOf(requests))),
+      rssMiB: mib(status(operator.pid, 'VmRSS')),
+      boxConnections: dbAfter.boxConnections,
+      boxConnectionsPeak,
+      connectionsOpenedPerMinute: perMinute(dbAfter.sessions - dbBefore.sessions),
+      dbRowWrites: dbAfter.rowWrites - dbBefore.rowWrites,
+    };
+    log(`quiet: ${JSON.stringify(quiet)}`);
+
+    // kubectl apply → token, from the first box's API.
+    api = (await cluster.runDeployment(NS(0), 'auth')).box;
+    const tokenWorks = async (id: string, secret: string): Promise<boolean> =>
+      (await api!.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) })).status === 200;
+    const times: number[] = [];
+    for (let i = 0; i < applies; i++) {
+      const id = `new-${i}`;
+      const t0 = Date.now();
+      const r = spawnSync(path.join(KUBE_BIN, 'kubectl'), [`--kubeconfig=${cluster.kubeconfig}`, 'apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'boxauth.io/v1alpha1',
+          kind: 'Client',
+          metadata: { name: id, namespace: NS(0) },
+          spec: { grant_types: ['client_credentials'] },
+        }),
+      });
+      if (r.status !== 0) throw new Error(r.stderr.toString());
+      await until(
+        `a token for ${id}`,
+        60_000,
+        async () => {
+          const secret = await kube.find<{ data?: Record<string, string> }>(SECRETS, NS(0), `${id}-client-secret`);
+          const raw = secret?.data?.['client-secret'];
+          return raw !== undefined && (await tokenWorks(id, Buffer.from(raw, 'base64').toString('utf8')));
+        },
+        10,
+      );
+      times.push(Date.now() - t0);
+    }
+    const applyToToken = { ...percentiles(times), n: applies };
+    log(`apply → token: ${JSON.stringify(applyToToken)}`);
+
+    // The leader killed; a new one started at once. The box API stopped first: its own writes are not the operator's.
+    await api.stop();
+    api = undefined;
+    await new Promise((r) => setTimeout(r, 5000));
+    const dbBeforeRestart = await dbCounters(db.url);
+    const killed = Date.now();
+    await operator.kill('SIGKILL');
+    operator = await OperatorProcess.start(cluster.kubeconfig, env);
+    const next = operator;
+    await until('the new leader', 120_000, async () => (await next.metric('boxauth_operator_leader')) === 1, 100);
+    const leaderSeconds = (Date.now() - killed) / 1000;
+    const wanted: Record<string, number> = { box: boxes, client: clients + applies, accesspolicy: policies };
+    let last = -1;
+    await until(
+      'the new leader caught up',
+      4 * 3600_000,
+      async () => {
+        const done = await metricBy(next, 'boxauth_operator_reconciles_total', 'controller');
+        const depth = sum(await metricBy(next, 'boxauth_operator_queue_depth', 'controller'));
+        const n = sum(done);
+        const settled = Object.entries(wanted).every(([c, w]) => (done[c] ?? 0) >= w) && depth === 0 && n === last;
+        last = n;
+        return settled;
+      },
+      1000,
+    );
+    const restart = {
+      leaderSeconds,
+      caughtUpSeconds: (Date.now() - killed) / 1000,
+      apiWrites: writesOf(await apiRequests(next)),
+      ...(await dbCounters(db.url).then((after) => ({
+        dbRowWrites: after.rowWrites - dbBeforeRestart.rowWrites,
+        dbRowWritesByTable: Object.fromEntries(Object.entries(minus(after.byTable, dbBeforeRestart.byTable)).filter(([, n]) => n > 0)),
+      }))),
+      rssMiB: mib(status(next.pid, 'VmRSS')),
+    };
+    log(`restart: ${JSON.stringify(restart)}`);
+    if (process.env.DEBUG_STATUS) for (const l of next.logs) if (l.msg === 'DEBUG status write') log(JSON.stringify(l));
+    return { boxes, clients, policies, cpus: os.cpus().length, createSeconds, coldStart, quiet, applyToToken, restart };
+  } finally {
+    await api?.stop();
+    await operator?.kill('SIGTERM');
+    kube.close();
+    await cluster.stop();
+    await db.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(projectPath('dist', 'test', 'bench', 'operator-scale.js'))) {
+  const quick = process.argv.includes('--quick');
+  operatorScale({
+    boxes: option('boxes', quick ? 100 : 1000),
+    clients: option('clients', quick ? 1000 : 10_000),
+    policies: option('policies', quick ? 1000 : 10_000),
+    applies: option('applies', 50),
+    quietMs: option('quiet-seconds', 120) * 1000,
+  }).then(
+    (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
+    (err: Error) => {
+      process.stderr.write(`operator-scale: ${err.stack ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
+}
