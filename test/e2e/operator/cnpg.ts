@@ -187,8 +187,8 @@ export function describeCloudNativePg(): void {
         reachable: true,
       });
       const [header, row] = (await suite.cluster.k(['get', 'box', 'auth', '-n', NS, '-o', 'wide'])).trim().split('\n');
-      expect(header).to.match(/\sGRPC-AUTHZ\s+DATABASE\s+DB-REACHABLE\s+AGE$/);
-      expect(row).to.match(new RegExp(`\\sauth-db-pooler\\.${NS}\\.svc:${server.port}\\s+true\\s+\\S+$`));
+      expect(header).to.match(/\sGRPC-AUTHZ\s+DATABASE\s+DB-REACHABLE\s+SERVING\s+HOST\s+AGE$/);
+      expect(row).to.match(new RegExp(`\\sauth-db-pooler\\.${NS}\\.svc:${server.port}\\s+true\\s+Dedicated\\s+\\S+$`));
 
       // The schema is the application role's, marked as the namespace's, and that role's search_path; the role is as it was.
       expect(
