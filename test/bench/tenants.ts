@@ -96,6 +96,28 @@ interface Target {
   check: Box;
   /** Hosted boxes: request i carries the Host header hosts[i % hosts.length] (a box's name). */
   hosts?: string[];
+  /** Its Prometheus exposition (the host's covers its open boxes). */
+  metrics: () => Promise<string>;
+}
+
+/** A row, with the session rows its target committed per statement during it (the group commit's batches). */
+type TenantRow = Row & { rowsPerCommit?: number };
+
+/**
+ * Session rows and the statements that committed them, summed over every box of the exposition
+ * (boxauth_group_commit_batch_size{writer="sessions"}): their ratio over a row is how much the
+ * group commit could batch. One box under load batches its concurrent tokens; a hundred boxes
+ * each at a hundredth of the load commit each token alone, and no statement may span two boxes
+ * (each writes as its own role: docs/kubernetes/hosted-boxes.md).
+ */
+async function sessionCommits(target: Target): Promise<{ rows: number; commits: number }> {
+  const text = await target.metrics();
+  const sum = (series: string): number =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(`boxauth_group_commit_batch_size_${series}{`) && l.includes('writer="sessions"'))
+      .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return { rows: sum('sum'), commits: sum('count') };
 }
 
 async function row(
@@ -104,16 +126,23 @@ async function row(
   target: Target,
   requests: BenchRequest[],
   db: { url: string; postgresPid?: number },
-): Promise<Row> {
+): Promise<TenantRow> {
   try {
     const first = await sample(target.check, requests[0]!);
     if (first.status !== 200) throw new Error(`${requests[0]!.path} answered ${first.status}: ${first.text.slice(0, 200)}`);
     await checkpoint(db.url);
     const hosts = target.hosts;
     const sent = hosts ? requests.map((r, i) => ({ ...r, headers: { ...r.headers, Host: hosts[i % hosts.length]! } })) : requests;
+    const before = await sessionCommits(target);
     const m = await measure(target.url, target.pid, sent, db.postgresPid);
-    log(`${title}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, ${m.failures} failed`);
-    return { key, title, ...m, targets: [] };
+    const after = await sessionCommits(target);
+    const commits = after.commits - before.commits;
+    const rowsPerCommit = commits > 0 ? (after.rows - before.rows) / commits : undefined;
+    log(
+      `${title}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, ${m.failures} failed` +
+        (rowsPerCommit ? `, ${rowsPerCommit.toFixed(1)} sessions per commit` : ''),
+    );
+    return { key, title, ...m, targets: [], ...(rowsPerCommit ? { rowsPerCommit } : {}) };
   } catch (err) {
     const failed = rowOfFailure(key, title, err);
     log(`${title}: FAILED: ${failed.failed}`);
@@ -122,7 +151,7 @@ async function row(
 }
 
 /** A row's rate over its baseline's, judged against RATIO_GOAL (and no failed request). */
-function judge(r: Row, of: Row | undefined): void {
+function judge(r: TenantRow, of: TenantRow | undefined): void {
   if (r.failed || !of || of.failed) return;
   r.ratio = r.rps / of.rps;
   r.goals = [`≥ ${RATIO_GOAL} × ${of.key}`, 'no failed request'];
@@ -234,12 +263,13 @@ async function main(): Promise<void> {
       pid: host!.process!.pid!,
       check: host!.box(names[0]!),
       hosts: names.map(hostName),
+      metrics: () => host!.metrics(),
     });
-    const ded: Target = { url: dedicated.url, pid: dedicated.process!.pid!, check: dedicated };
+    const ded: Target = { url: dedicated.url, pid: dedicated.process!.pid!, check: dedicated, metrics: () => dedicated!.metrics() };
     const rootRequest = (secret: string): BenchRequest => tokenRequest({ id: 'root', secret }, { grant_type: 'client_credentials' });
     const manyRequests = actives.map((name) => rootRequest(host!.box(name).rootSecret));
     const w = `${DEDICATED_WORKERS} worker${DEDICATED_WORKERS === 1 ? '' : 's'}`;
-    const rows: Row[] = [];
+    const rows: TenantRow[] = [];
     // Asked again just before their row (no open, no argon2: they are open): none has idled out when the row starts.
     await inBatches(ACTIVE, 8, (i) => host!.box(actives[i]!).rootToken());
     const opensBefore = (await meanOpenMs(host)).opens;
@@ -266,7 +296,7 @@ async function main(): Promise<void> {
       await row('dedicated_introspection', `dedicated box (${w}): introspection (opaque token)`, ded, dedicatedRows.introspection, db),
     );
     rows.push(await row('hosted_introspection', 'hosted box, 1 of the host: the same', hosted(actives[0]!), hostedRows.introspection, db));
-    const byKey = (key: string): Row | undefined => rows.find((r) => r.key === key);
+    const byKey = (key: string): TenantRow | undefined => rows.find((r) => r.key === key);
     judge(byKey('hosted_cc_jwt')!, byKey('dedicated_cc_jwt'));
     judge(byKey('hosted_introspection')!, byKey('dedicated_introspection'));
     judge(byKey('hosted_many_cc_root')!, byKey('dedicated_cc_root'));
@@ -276,7 +306,7 @@ async function main(): Promise<void> {
       await dedicated.stop();
       await dedicated.launch({ BOXAUTH_WORKERS: String(LOAD.workers) });
       dedicatedIdle.push(await idleDedicated(dedicated, db.url, LOAD.workers));
-      const all: Target = { url: dedicated.url, pid: dedicated.process!.pid!, check: dedicated };
+      const all: Target = { url: dedicated.url, pid: dedicated.process!.pid!, check: dedicated, metrics: () => dedicated!.metrics() };
       rows.push(
         await row(
           'dedicated_cc_jwt_all',
@@ -312,13 +342,24 @@ async function main(): Promise<void> {
 }
 
 function report(
-  rows: Row[],
+  rows: TenantRow[],
   idle: IdleFigures,
   dedicatedIdle: Awaited<ReturnType<typeof idleDedicated>>[],
   oneIdle: IdleBox,
   operator: OperatorScaleFigures | undefined,
 ): void {
-  const head = ['row', 'req/s', '× dedicated', 'p50 ms', 'p99 ms', 'non-2xx', 'peak RSS MB', 'CPU µs/req API+PG', 'goals'];
+  const head = [
+    'row',
+    'req/s',
+    '× dedicated',
+    'p50 ms',
+    'p99 ms',
+    'non-2xx',
+    'peak RSS MB',
+    'CPU µs/req API+PG',
+    'sessions/commit',
+    'goals',
+  ];
   const body = rows.map((r) => [
     r.title,
     Math.round(r.rps).toLocaleString('en'),
@@ -328,6 +369,7 @@ function report(
     String(r.failures),
     r.rssMb.toFixed(0),
     `${r.cpuUs.api.toFixed(0)}+${r.cpuUs.postgres.toFixed(0)}`,
+    r.rowsPerCommit === undefined ? '' : r.rowsPerCommit.toFixed(1),
     r.failed ? `FAILED: ${r.failed}` : !r.goals ? '' : r.targets.length ? `MISSED: ${r.targets.join(', ')}` : 'met',
   ]);
   const m = idle.memory;
