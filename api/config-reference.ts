@@ -546,7 +546,7 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_HOST_REPLICAS'],
     default: '`2`',
     meaning:
-      "the replicas of the host (the Deployment `boxauth-host` in the operator's namespace, made while a Box has `spec.serving: Hosted`), 1 to 100 (the chart's `hosts.replicas`; [hosted boxes](../kubernetes/hosted-boxes.md))",
+      "the replicas of the host (the Deployment `boxauth-host` in the operator's namespace, made while a Box has `spec.serving: Hosted`), 1 to 100, or `auto`: the operator sets none and leaves them to whoever scales the host, a HorizontalPodAutoscaler (the chart's `hosts.replicas`; [hosted boxes](../kubernetes/hosted-boxes.md#scaling-the-host-with-an-hpa))",
   },
   {
     names: ['BOXAUTH_HOST_RESOURCES'],

@@ -16,8 +16,8 @@ export interface OperatorConfig {
   boxImagePullPolicy: string;
   /** Boxes run boxImage only: a Box with another spec.image is refused. */
   pinBoxImage: boolean;
-  /** The host's Deployment (hosted boxes, spec.serving: Hosted): its replicas and its container's resources. */
-  hostReplicas: number;
+  /** The host's Deployment (hosted boxes, spec.serving: Hosted): its replicas ('auto': whoever scales it, an HPA) and its container's resources. */
+  hostReplicas: number | 'auto';
   hostResources: Record<string, unknown>;
   /** Where the operator asks the host whether it answers for a box; unset: the host's Service, by its cluster name. */
   hostUrl: string | undefined;
@@ -78,6 +78,14 @@ function resources(env: Env, name: string, fallback: Record<string, unknown>): R
   return fields;
 }
 
+/** The host's replicas: 1 to 100, or `auto` (the operator sets none: an HPA scales the host). */
+function hostReplicas(env: Env): number | 'auto' {
+  const raw = str(env, 'BOXAUTH_HOST_REPLICAS');
+  if (raw === 'auto') return 'auto';
+  if (raw === undefined || /^\d+$/.test(raw)) return int(env, 'BOXAUTH_HOST_REPLICAS', 2, 1, 100);
+  throw new ConfigError(`BOXAUTH_HOST_REPLICAS must be auto or an integer between 1 and 100, got "${raw}"`);
+}
+
 /** A host or host:port, or undefined when unset. */
 function hostPort(env: Env, name: string): string | undefined {
   const value = str(env, name);
@@ -107,7 +115,7 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     boxImage: str(env, 'BOXAUTH_OPERATOR_BOX_IMAGE') ?? DEFAULT_BOX_IMAGE,
     boxImagePullPolicy: oneOf(env, 'BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY', PULL_POLICIES, 'IfNotPresent'),
     pinBoxImage: bool(env, 'BOXAUTH_OPERATOR_PIN_BOX_IMAGE', false),
-    hostReplicas: int(env, 'BOXAUTH_HOST_REPLICAS', 2, 1, 100),
+    hostReplicas: hostReplicas(env),
     hostResources: resources(env, 'BOXAUTH_HOST_RESOURCES', DEFAULT_HOST_RESOURCES),
     hostUrl: httpUrl(env, 'BOXAUTH_OPERATOR_HOST_URL'),
     tokenReviewBinding: matching(

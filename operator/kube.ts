@@ -20,6 +20,8 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
   finalizers?: string[];
   ownerReferences?: OwnerReference[];
+  /** Which field manager holds which fields (server-side apply), in the API server's FieldsV1 form. */
+  managedFields?: { manager?: string; operation?: string; fieldsV1?: Record<string, unknown> }[];
 }
 
 export interface OwnerReference {
@@ -139,8 +141,17 @@ export interface Kube {
   ): Promise<T>;
   /** Deletes the object; false when it was already gone. */
   delete(type: ResourceType, namespace: string | undefined, name: string): Promise<boolean>;
-  /** Server-side apply: the operator owns the fields it sends, and takes them back from anyone who changed them. */
-  apply<T = KObject>(type: ResourceType, namespace: string | undefined, object: KObject): Promise<T>;
+  /**
+   * Server-side apply: the operator owns the fields it sends, and takes them back from anyone who changed them.
+   * `as`: another field manager of the operator's, and whether it takes fields from others (a conflict is 409 without).
+   */
+  apply<T = KObject>(type: ResourceType, namespace: string | undefined, object: KObject, as?: ApplyAs): Promise<T>;
+}
+
+/** Who applies: a field manager and whether it forces its values over other managers'. */
+export interface ApplyAs {
+  fieldManager: string;
+  force: boolean;
 }
 
 /** What a request to the API server is, as kube-apiserver's own metrics name it: verb and resource (with subresource). */
@@ -374,11 +385,16 @@ export class HttpKube implements Kube {
     }
   }
 
-  apply<T = KObject>(type: ResourceType, namespace: string | undefined, object: KObject): Promise<T> {
+  apply<T = KObject>(
+    type: ResourceType,
+    namespace: string | undefined,
+    object: KObject,
+    as: ApplyAs = { fieldManager: FIELD_MANAGER, force: true },
+  ): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, namespace, object.metadata.name), {
       body: { apiVersion: apiVersionOf(type), kind: type.kind, ...object },
       contentType: PATCH.apply,
-      query: { fieldManager: FIELD_MANAGER, force: true },
+      query: { fieldManager: as.fieldManager, force: as.force },
     });
   }
 

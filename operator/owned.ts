@@ -41,14 +41,14 @@ export async function ensureOwned<T extends KObject>(
   type: ResourceType,
   owner: KObject,
   name: string,
-  make: () => KObject,
+  make: () => KObject | Promise<KObject>,
   { foreign }: EnsureOwnedOptions = {},
 ): Promise<T> {
   const ns = owner.metadata.namespace!;
   let obj = await kube.find<T>(type, ns, name);
   if (!obj) {
     try {
-      obj = await kube.create<T>(type, ns, make());
+      obj = await kube.create<T>(type, ns, await make());
     } catch (err) {
       if (!isConflict(err)) throw err;
       obj = await kube.get<T>(type, ns, name);

@@ -2,6 +2,7 @@
 // from the key, never from the token: a token's `alg` must equal its key's, so
 // `none` and algorithm-confusion tokens fail before any signature check.
 import crypto, { type KeyObject, type JsonWebKey } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { JwtAlg } from '../config.js';
 
 export interface SigningKey {
@@ -48,14 +49,20 @@ function verifyBytes(alg: JwtAlg, key: KeyObject, data: Buffer, signature: Buffe
   }
 }
 
-export function generateKeyPair(alg: JwtAlg): { privateKey: KeyObject; publicKey: KeyObject } {
+const generate = promisify(crypto.generateKeyPair);
+
+/**
+ * A new key pair of `alg`, made on libuv's thread pool: an RSA key takes 100 ms and more of CPU
+ * (a host prepares boxes while it serves others), and the event loop answers requests meanwhile.
+ */
+export async function generateKeyPair(alg: JwtAlg): Promise<{ privateKey: KeyObject; publicKey: KeyObject }> {
   switch (alg) {
     case 'ES256':
-      return crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      return generate('ec', { namedCurve: 'P-256' });
     case 'RS256':
-      return crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+      return generate('rsa', { modulusLength: 2048 });
     case 'EdDSA':
-      return crypto.generateKeyPairSync('ed25519');
+      return generate('ed25519');
   }
 }
 

@@ -135,7 +135,7 @@ export class Keyring {
           `the ${alg} key is BOXAUTH_SIGNING_KEY's: the box does not replace it; change that key (its Secret) and restart the box instead`,
         );
       }
-      const key = newKey(alg);
+      const key = await newKey(alg);
       await insertKey(tx, key);
       return { alg, kid: key.id, retired: await retireOthers(tx, key.id, alg) };
     });
@@ -190,7 +190,7 @@ export class Keyring {
         }
         const stale = !active || active.external || (maxAgeMs > 0 && now.getTime() - active.createdAt.getTime() > maxAgeMs);
         if (stale) {
-          const key = newKey(alg);
+          const key = await newKey(alg);
           await insertKey(tx, key);
           made.push({ alg, kid: key.id, retired: await retireOthers(tx, key.id, alg) });
         }
@@ -224,8 +224,8 @@ function rowFor(privateKey: crypto.KeyObject, external: boolean): NewKey {
   return { id: thumbprint(publicJwk), alg: algOf(privateKey), privateJwk: privateKey.export({ format: 'jwk' }), publicJwk, external };
 }
 
-function newKey(alg: JwtAlg): NewKey {
-  return rowFor(generateKeyPair(alg).privateKey, false);
+async function newKey(alg: JwtAlg): Promise<NewKey> {
+  return rowFor((await generateKeyPair(alg)).privateKey, false);
 }
 
 function externalKey(pem: string): NewKey {

@@ -4,7 +4,7 @@
 // ones its dedicated Deployment would have, each Secret reference replaced by the Secret's value: the host reads no
 // Secret of a box's namespace, and holds no right to). Also what a Box may not ask for and be hosted.
 import { DEFAULT_METRICS_PORT, type RegistryEntry } from '../../api/public.js';
-import type { KObject } from '../kube.js';
+import { FIELD_MANAGER, type KObject } from '../kube.js';
 import { MANAGED_LABELS } from '../owned.js';
 import { secretValue, type SecretObject } from '../secrets.js';
 import { API_COMMAND, apiEnv, baseUrlOf, boxNames, usesTokenReview, type EnvVar } from './box-manifests.js';
@@ -123,13 +123,38 @@ export function hostService(settings: HostSettings): KObject {
   };
 }
 
+/** The field manager that holds the host's replicas between the operator's apply and the scaler's first write. */
+export const REPLICAS_HANDOVER_MANAGER = 'boxauth-operator-handover';
+
+/** Whether the operator's own apply holds the Deployment's spec.replicas (its managedFields). */
+export function appliesReplicas(deployment: KObject): boolean {
+  return (deployment.metadata.managedFields ?? []).some(
+    (f) =>
+      f.manager === FIELD_MANAGER &&
+      f.operation === 'Apply' &&
+      (f.fieldsV1?.['f:spec'] as Record<string, unknown> | undefined)?.['f:replicas'] !== undefined,
+  );
+}
+
+/**
+ * The host's replicas at their present value, applied as REPLICAS_HANDOVER_MANAGER once the setting is `auto` and
+ * before the operator's apply stops sending them: a field its only manager stops applying is removed, and a
+ * Deployment without replicas has 1, so the host would fall to one pod until its HPA acted. Held by a second
+ * manager, the field keeps its value; the HPA's first change takes it (Kubernetes' server-side apply, "transferring
+ * ownership").
+ */
+export function replicasHandover(settings: HostSettings, replicas: number): KObject {
+  return { metadata: { name: HOST_NAME, namespace: settings.namespace }, spec: { replicas } };
+}
+
 export function hostDeployment(settings: HostSettings): KObject {
   const labels = { ...hostLabels, ...MANAGED_LABELS };
   const probe = (path: string) => ({ httpGet: { path, port: 'http', scheme: 'HTTP' } });
   return {
     metadata: { name: HOST_NAME, namespace: settings.namespace, labels },
     spec: {
-      replicas: settings.replicas,
+      // 'auto': sent by no one but the scaler, so the apply neither owns nor resets it (hostReplicasHandover).
+      ...(settings.replicas === 'auto' ? {} : { replicas: settings.replicas }),
       selector: { matchLabels: hostLabels },
       template: {
         metadata: { labels },

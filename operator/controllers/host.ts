@@ -13,12 +13,13 @@ import { errorMessage, parseRegistry, type RegistryEntry } from '../../api/publi
 import type { ControllerDeps } from '../controller.js';
 import { sameJson } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
-import { DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../kube.js';
+import { DEPLOYMENTS, isConflict, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../kube.js';
 import { applyChanged } from '../owned.js';
 import { WorkQueue } from '../queue.js';
 import { secretValue, type SecretObject } from '../secrets.js';
 import type { BoxResource } from './box/types.js';
 import {
+  appliesReplicas,
   HOST_NAME,
   hostDeployment,
   hostnamesOf,
@@ -28,6 +29,8 @@ import {
   registryText,
   REGISTRY_KEY,
   REGISTRY_SECRET,
+  REPLICAS_HANDOVER_MANAGER,
+  replicasHandover,
   type HostSettings,
 } from './host-manifests.js';
 
@@ -113,6 +116,27 @@ export class HostController {
     });
   }
 
+  /**
+   * The host's replicas left to its scaler (BOXAUTH_HOST_REPLICAS=auto) while the operator's apply still holds them:
+   * held at their value by a second manager first (replicasHandover). Not forced: were the cached count stale, it
+   * would be because another manager (the HPA) changed it, and holds it now; that is a conflict, and nothing to do.
+   */
+  private async handOverReplicas(live: KObject): Promise<void> {
+    const { kube, log } = this.deps;
+    const ns = this.settings.namespace;
+    const replicas = (live.spec as { replicas?: number } | undefined)?.replicas;
+    if (replicas === undefined) return;
+    try {
+      await kube.apply(DEPLOYMENTS, ns, replicasHandover(this.settings, replicas), {
+        fieldManager: REPLICAS_HANDOVER_MANAGER,
+        force: false,
+      });
+      log.info({ replicas }, `the replicas of ${ns}/${HOST_NAME} are left to its scaler (BOXAUTH_HOST_REPLICAS=auto)`);
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+  }
+
   /** One pass: the registry from every Box's decision, then the host's objects (or the Deployment's removal). */
   async reconcile(): Promise<void> {
     const { kube, log } = this.deps;
@@ -157,7 +181,9 @@ export class HostController {
       log.info({ boxes: entries.length }, `registry ${ns}/${REGISTRY_SECRET} written`);
     }
     if (hosting) {
-      await applyChanged(kube, DEPLOYMENTS, ns, hostDeployment(this.settings), this.deployments.get(ns, HOST_NAME));
+      const live = this.deployments.get(ns, HOST_NAME);
+      if (this.settings.replicas === 'auto' && live && appliesReplicas(live)) await this.handOverReplicas(live);
+      await applyChanged(kube, DEPLOYMENTS, ns, hostDeployment(this.settings), live);
     } else if (this.deployments.get(ns, HOST_NAME)) {
       await kube.delete(DEPLOYMENTS, ns, HOST_NAME);
       log.info(`no Box is hosted: the host's Deployment ${ns}/${HOST_NAME} is removed`);

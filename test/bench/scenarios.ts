@@ -103,7 +103,7 @@ async function refreshTokens(
   n: number,
   grant: { origin: 'client_credentials' | 'authorization_code'; userId?: number } = { origin: 'client_credentials' },
 ): Promise<string[]> {
-  const { privateKey, publicKey } = generateKeyPair('ES256');
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
   const key = signingKey('unused-for-opaque-tokens', 'ES256', privateKey, publicKey);
   const settings = client.auth![grant.origin]!;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });

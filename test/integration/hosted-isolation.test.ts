@@ -1,5 +1,5 @@
 // Each hosted box stays its own: an attacker holding everything of box A — its tokens of every
-// kind, codes, cookies, proofs and assertions — presents each at box B of the same host, where
+// kind, codes, cookies, proofs and assertions, its SAML messages — presents each at box B of the same host, where
 // clients, people and secrets have the same names as A's (an id collision is the attacker's best
 // case). Every one is taken at A (the control: it is a live credential) and refused at B, and
 // what B was asked to end (a revocation, DELETE /Session) leaves A's grants alive.
@@ -9,12 +9,18 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { appCookieName } from '../../api/decision/engine.js';
 import { JWT_BEARER } from '../../api/credentials/workload/assertion.js';
+import { encodeRedirectMessage } from '../../api/saml/bindings.js';
+import { verifiedResponse } from '../../api/saml/verify.js';
+import { readSamlXml, SAML_NS } from '../../api/saml/xml.js';
 import { clientKey, type ClientKey } from '../support/assertion.js';
 import { basic, eventually, sleep, type Box, type JsonResponse } from '../support/box.js';
 import { ath, newKey, proof, type DpopKey } from '../support/dpop.js';
 import { ACCESS_TOKEN, EXCHANGE, ORDERS } from '../support/exchange-chain.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { Host } from '../support/host.js';
+import { idpCertificates, signedRedirectQuery, signEnveloped } from '../support/saml.js';
+import { declareSamlApp, samlAppAuthnRequest, samlAppMetadata, samlAppResponse, samlAppSignIn } from '../support/saml-apps.js';
+import { authnRequestOf, postResponse, samlKeyPair, startSaml, TestSamlIdp } from '../support/saml-idp.js';
 import { APP_REDIRECT } from '../support/signed-in.js';
 
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -22,6 +28,11 @@ const WIKI = 'https://wiki.example';
 const EMAIL = 'alice@example.com';
 const PASSWORD = 'alice-has-a-long-password';
 const WEB_SECRET = 'web-secret-123'; // the same in both boxes: the attacker's best case
+/** The SAML app `wiki-saml` of both boxes: the same entity ID and the same key (an app of both teams). */
+const SAML_APP = 'https://wiki-saml.example/saml';
+const SAML_APP_KEY = samlKeyPair('wiki-saml.example');
+/** The upstream SAML provider `corp` of both boxes: the same identity provider (the company's). */
+const corp = new TestSamlIdp();
 
 /** Everything of a box an attacker may hold. */
 interface Loot {
@@ -87,6 +98,12 @@ async function furnish(box: Box, root: string, svcKey: ClientKey): Promise<void>
   await put('/AccessPolicy/bound-allow', { engine: 'allow', link: [{ id: 'bound', resourceType: 'Client' }] });
   await put('/App/wiki', { urls: [WIKI], audience: WIKI });
   await put('/AccessPolicy/wiki-svc', { app: 'wiki', engine: 'allow', link: [{ id: 'svc', resourceType: 'Client' }] });
+  await declareSamlApp(box, root, 'wiki-saml', { metadata: { xml: samlAppMetadata(SAML_APP, SAML_APP_KEY.certificatePem) } });
+  await put('/IdentityProvider/corp', {
+    type: 'saml',
+    displayName: 'Corp',
+    saml: { entityId: corp.entityId, metadata: { xml: corp.metadataXml() }, emailVerified: true },
+  });
   const alice = await box.json('POST', '/users', { email: EMAIL, password: PASSWORD }, root);
   expect(alice.status, alice.text).to.equal(201);
 }
@@ -143,6 +160,19 @@ interface Attack {
 
 const ok = (res: JsonResponse): boolean => res.status >= 200 && res.status < 300;
 const codeIn = (res: JsonResponse): boolean => res.status === 302 && /[?&]code=/.test(res.headers.get('location') ?? '');
+/** The page that posts a SAML Response (an assertion of the person) to the app. */
+const samlResponseIn = (res: JsonResponse): boolean => res.status === 200 && res.text.includes('name="SAMLResponse"');
+
+/** A LogoutRequest of the SAML app, signed by it (HTTP-Redirect), ending the sign-in `given`; addressed to `destination` when given. */
+function samlLogoutQuery(given: { nameId: string; sessionIndex: string }, destination?: string): string {
+  const xml =
+    `<samlp:LogoutRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="_${randomBytes(8).toString('hex')}" ` +
+    `Version="2.0" IssueInstant="${new Date().toISOString()}"${destination ? ` Destination="${destination}"` : ''}>` +
+    `<saml:Issuer>${SAML_APP}</saml:Issuer>` +
+    `<saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">${given.nameId}</saml:NameID>` +
+    `<samlp:SessionIndex>${given.sessionIndex}</samlp:SessionIndex></samlp:LogoutRequest>`;
+  return signedRedirectQuery({ SAMLRequest: encodeRedirectMessage(xml) }, SAML_APP_KEY);
+}
 
 describe('each hosted box stays its own: box A’s everything, presented at box B', function () {
   this.timeout(180_000);
@@ -186,6 +216,32 @@ describe('each hosted box stays its own: box A’s everything, presented at box 
     ['GET', '/auth/userinfo', () => a.accessToken],
     ['GET', '/Client/svc', () => a.jwt],
   ];
+
+  /**
+   * A LogoutRequest the SAML app sent A for a sign-in of alice there (her NameID at A, the SessionIndex of A's
+   * session), in alice's browser at B, signed in there and to the same app: taken when it signs the browser out.
+   */
+  function samlLogout(name: string, toA: boolean): Attack {
+    let atA: Promise<{ browser: FormAgent; query: string }> | undefined;
+    return {
+      name,
+      attempt: async (target) => {
+        atA ??= (async () => {
+          const browser = new FormAgent(a.box);
+          expect((await browser.signIn(EMAIL, PASSWORD)).status).to.equal(303);
+          const given = await samlAppSignIn(browser, SAML_APP);
+          return { browser, query: samlLogoutQuery(given, toA ? `${a.box.url}/auth/saml/slo` : undefined) };
+        })();
+        const { browser: atAlice, query } = await atA;
+        const browser = target === b ? await samlSignedInAtB() : atAlice;
+        const answer = await browser.get(`/auth/saml/slo?${query}`);
+        if (answer.status >= 500) return answer;
+        // Signed out, the account page sends the browser to sign in.
+        return { ...answer, status: (await browser.get('/auth/account')).status === 303 ? 200 : 403 };
+      },
+      taken: ok,
+    };
+  }
 
   const attacks: Attack[] = [
     ...BEARER_ENDPOINTS.map(([method, path, token]): Attack => ({
@@ -349,6 +405,58 @@ describe('each hosted box stays its own: box A’s everything, presented at box 
       taken: (res) => res.status === 200,
     },
     {
+      name: "A's SAML AuthnRequest of wiki-saml, signed by the app for A's SSO URL (HTTP-Redirect), in alice's browser signed in at B",
+      attempt: (() => {
+        let query: string | undefined;
+        return async (target: Box) => {
+          const request = (): string => samlAppAuthnRequest(SAML_APP, `${a.box.url}/auth/saml/sso`);
+          query ??= signedRedirectQuery({ SAMLRequest: encodeRedirectMessage(request()) }, SAML_APP_KEY);
+          return (target === b ? await signedInAtB() : a.browser).get(`/auth/saml/sso?${query}`);
+        };
+      })(),
+      taken: samlResponseIn,
+    },
+    {
+      name: "A's SAML AuthnRequest of wiki-saml, signed in its XML for A's SSO URL (HTTP-POST), in alice's browser signed in at B",
+      attempt: (() => {
+        let request: string | undefined;
+        return async (target: Box) => {
+          const signed = (): string =>
+            signEnveloped(samlAppAuthnRequest(SAML_APP, `${a.box.url}/auth/saml/sso`), 'AuthnRequest', SAML_APP_KEY);
+          request ??= Buffer.from(signed()).toString('base64');
+          const browser = target === b ? await signedInAtB() : a.browser;
+          const posted = await browser.post('/auth/saml/sso', { SAMLRequest: request });
+          return posted.status === 303 ? browser.get(posted.headers.get('location')!) : posted;
+        };
+      })(),
+      taken: samlResponseIn,
+    },
+    samlLogout("A's SAML LogoutRequest of wiki-saml (signed, for A's SLO URL)", true),
+    samlLogout("A's SAML LogoutRequest of wiki-saml without a Destination (signed: an app that leaves it out)", false),
+    {
+      name: "A's SAML Response from the provider both boxes trust (corp), posted to B's ACS in a browser that began a sign-in at B",
+      attempt: (() => {
+        let issued: Promise<{ browser: FormAgent; response: string }> | undefined;
+        return async (target: Box) => {
+          issued ??= (async () => {
+            const browser = new FormAgent(a.box);
+            const { id } = authnRequestOf(await startSaml(browser, 'corp'));
+            const email = `carol-${randomBytes(3).toString('hex')}@example.com`;
+            return {
+              browser,
+              response: corp.response(a.box, 'corp', { requestId: id, nameId: `corp-${email}`, attributes: { email: [email] } }),
+            };
+          })();
+          const { browser, response } = await issued;
+          if (target === a.box) return postResponse(browser, 'corp', response);
+          const atB = new FormAgent(b);
+          authnRequestOf(await startSaml(atB, 'corp'));
+          return postResponse(atB, 'corp', response);
+        };
+      })(),
+      taken: (res) => res.status === 303,
+    },
+    {
       name: "A's SCIM bearer creating a person at B",
       attempt: (target) =>
         target.request('POST', '/scim/v2/Users', {
@@ -385,6 +493,17 @@ describe('each hosted box stays its own: box A’s everything, presented at box 
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
+
+  let bSamlBrowser: FormAgent | undefined;
+  /** Alice's browser at B, signed in at B and to B's wiki-saml: a session the app takes part in, which its LogoutRequest could end. */
+  async function samlSignedInAtB(): Promise<FormAgent> {
+    if (!bSamlBrowser) {
+      bSamlBrowser = new FormAgent(b);
+      expect((await bSamlBrowser.signIn(EMAIL, PASSWORD)).status).to.equal(303);
+      await samlAppSignIn(bSamlBrowser, SAML_APP);
+    }
+    return bSamlBrowser;
+  }
 
   let bBrowser: FormAgent | undefined;
   /** Alice's own browser at B, signed in at B: the attacker's best place to use A's codes. */
@@ -437,6 +556,31 @@ describe('each hosted box stays its own: box A’s everything, presented at box 
       expect(refreshed.status, `A's refresh token: ${refreshed.text}`).to.equal(200);
       a.refreshToken = refreshed.body.refresh_token ?? a.refreshToken;
       expect((await a.box.json('GET', '/Client', undefined, a.root)).status, "A's root token").to.equal(200);
+    });
+
+    it("a Response A's IdP issued to A's SAML app, at B's ACS of a provider that trusts A's IdP: refused", async function () {
+      // B's attacker-friendliest set-up: B takes people from A's IdP, so A's signature is one B checks as good.
+      const idpMetadata = (await a.box.request('GET', '/auth/saml/metadata')).text;
+      const provider = await b.json(
+        'PUT',
+        '/IdentityProvider/team-a',
+        { type: 'saml', displayName: 'Team A', saml: { entityId: `${a.box.url}/auth/saml/metadata`, metadata: { xml: idpMetadata } } },
+        bRoot,
+      );
+      expect(provider.status, provider.text).to.be.oneOf([200, 201]);
+      const browserA = new FormAgent(a.box);
+      expect((await browserA.signIn(EMAIL, PASSWORD)).status).to.equal(303);
+      const response = await samlAppResponse(browserA, SAML_APP);
+      // It is A's, signed with the key B's provider trusts.
+      const arrived = await readSamlXml(Buffer.from(response, 'base64').toString('utf8'), 'protocol');
+      const certificates = await idpCertificates(a.box);
+      expect(() => verifiedResponse(arrived, certificates, arrived)).to.not.throw();
+      const atB = new FormAgent(b);
+      const toA = authnRequestOf(await startSaml(atB, 'team-a'));
+      expect(toA.url.origin).to.equal(new URL(a.box.url).origin);
+      const answer = await postResponse(atB, 'team-a', response);
+      expect(answer.status, answer.text.slice(0, 300)).to.equal(400);
+      expect((await atB.get('/auth/account')).status, 'nobody signed in at B').to.equal(303);
     });
 
     it('A and B sign the same claims with keys of their own: no kid of A’s is in B’s key set', async function () {

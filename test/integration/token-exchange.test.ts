@@ -716,8 +716,8 @@ describe('token exchange (RFC 8693)', function () {
   });
 });
 
-const testKey = (() => {
-  const { privateKey, publicKey } = generateKeyPair('ES256');
+const testKey = await (async () => {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
   return signingKey('unused', 'ES256', privateKey, publicKey);
 })();
 

@@ -138,7 +138,7 @@ export async function mintSessions(
   sids: string[],
   databaseUrl = box.databaseUrl,
 ): Promise<string[]> {
-  const { privateKey, publicKey } = generateKeyPair('ES256');
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
   const key = signingKey('unused', 'ES256', privateKey, publicKey);
   const sessions = sids.map(
     (sid) =>

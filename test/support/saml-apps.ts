@@ -21,10 +21,10 @@ export const samlAppMetadata = (entityId: string, certificatePem: string, soapSl
   `<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${entityId}/acs" index="0" isDefault="true"/>` +
   '</md:SPSSODescriptor></md:EntityDescriptor>';
 
-/** An SP's AuthnRequest, unsigned, a fresh ID, the consumer service of samlAppMetadata. */
-export const samlAppAuthnRequest = (entityId: string): string =>
+/** An SP's AuthnRequest, unsigned, a fresh ID, the consumer service of samlAppMetadata; for `destination` (an IdP's SSO URL) when given. */
+export const samlAppAuthnRequest = (entityId: string, destination?: string): string =>
   `<samlp:AuthnRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="_${randomBytes(8).toString('hex')}" ` +
-  `Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${entityId}/acs">` +
+  `Version="2.0" IssueInstant="${new Date().toISOString()}"${destination ? ` Destination="${destination}"` : ''} AssertionConsumerServiceURL="${entityId}/acs">` +
   `<saml:Issuer>${entityId}</saml:Issuer></samlp:AuthnRequest>`;
 
 /** Declares the SAML app `id` (first party, so no consent; `more` of its Client besides) with an access policy that admits everyone. */
@@ -41,12 +41,17 @@ export async function declareSamlApp(
   expect(policy.status, policy.text).to.be.below(300);
 }
 
-/** The browser, signed in at the box, signs in to the app of `entityId`: the NameID and SessionIndex its assertion gave. */
-export async function samlAppSignIn(browser: FormAgent, entityId: string): Promise<{ nameId: string; sessionIndex: string }> {
+/** The browser, signed in at the box, signs in to the app of `entityId`: the SAMLResponse (base64) the box posts to the app. */
+export async function samlAppResponse(browser: FormAgent, entityId: string): Promise<string> {
   const res = await browser.get(`/auth/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(samlAppAuthnRequest(entityId)))}`);
   const form = /<form method="post" action="[^"]*" id="form-post">([\s\S]*?)<\/form>/.exec(res.text);
   expect(form, res.text.slice(0, 300)).to.not.equal(null);
-  const doc = await readSamlXml(Buffer.from(hiddenFields(form![1]!).SAMLResponse!, 'base64').toString('utf8'), 'protocol');
+  return hiddenFields(form![1]!).SAMLResponse!;
+}
+
+/** The browser, signed in at the box, signs in to the app of `entityId`: the NameID and SessionIndex its assertion gave. */
+export async function samlAppSignIn(browser: FormAgent, entityId: string): Promise<{ nameId: string; sessionIndex: string }> {
+  const doc = await readSamlXml(Buffer.from(await samlAppResponse(browser, entityId), 'base64').toString('utf8'), 'protocol');
   return {
     nameId: textOf(doc.getElementsByTagNameNS(SAML_NS.assertion, 'NameID')[0]!),
     sessionIndex: doc.getElementsByTagNameNS(SAML_NS.assertion, 'AuthnStatement')[0]!.getAttribute('SessionIndex')!,

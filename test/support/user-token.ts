@@ -8,7 +8,7 @@ import type { Box } from './box.js';
 
 /** `audience`: the token is for that audience (RFC 8707), as a sign-in at an app makes them; else for the box. */
 export async function userToken(box: Box, userId: number, clientId = 'root', audience?: string, scope?: string): Promise<string> {
-  const { privateKey, publicKey } = generateKeyPair('ES256');
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
   const { session, response } = mint(
     {
       type: 'authorization_code',

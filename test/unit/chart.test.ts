@@ -140,6 +140,11 @@ describe('charts/boxauth', function () {
       expect(valid({ ...values, image: { ...image, pullPolicy: 'Sometimes' } })).to.equal(false);
       expect(valid({ ...values, operator: { ...operator, replica: 3 } })).to.equal(false);
       expect(valid({ ...values, replicaCount: 2 })).to.equal(false);
+      // The host's replicas: a number, or auto (an HPA scales it).
+      const hosts = values.hosts as Record<string, unknown>;
+      expect(valid({ ...values, hosts: { ...hosts, replicas: 'auto' } })).to.equal(true);
+      expect(valid({ ...values, hosts: { ...hosts, replicas: 'hpa' } })).to.equal(false);
+      expect(valid({ ...values, hosts: { ...hosts, replicas: 0 } })).to.equal(false);
       expect(valid({ ...values, postgresql: { ...(values.postgresql as object), username: 'bob"; DROP' } })).to.equal(false);
     });
   });

@@ -12,10 +12,10 @@ export function ensureBoxSecret(
   kube: Kube,
   box: BoxResource,
   name: string,
-  make: () => Record<string, string>,
+  make: () => Record<string, string> | Promise<Record<string, string>>,
   annotations: Record<string, string> = {},
 ): Promise<SecretObject> {
-  return ensureOwned<SecretObject>(kube, SECRETS, box, name, () => ({
+  return ensureOwned<SecretObject>(kube, SECRETS, box, name, async () => ({
     metadata: {
       name,
       namespace: box.metadata.namespace,
@@ -24,7 +24,7 @@ export function ensureBoxSecret(
       ownerReferences: [ownerReference(box)],
     },
     type: 'Opaque',
-    stringData: make(),
+    stringData: await make(),
   }));
 }
 

@@ -14,13 +14,13 @@ const ALG_ANNOTATION = 'boxauth.io/jwt-alg';
 
 export async function ensureSigningKeySecret(kube: Kube, events: EventRecorder, box: BoxResource): Promise<SecretObject> {
   const alg = box.spec?.jwtAlg ?? 'ES256';
-  const pem = (): string => generateKeyPair(alg).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const pem = async (): Promise<string> => (await generateKeyPair(alg)).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const name = boxNames(box).secrets.signingKey;
-  const secret = await ensureBoxSecret(kube, box, name, () => ({ [SIGNING_KEY_FILE]: pem() }), { [ALG_ANNOTATION]: alg });
+  const secret = await ensureBoxSecret(kube, box, name, async () => ({ [SIGNING_KEY_FILE]: await pem() }), { [ALG_ANNOTATION]: alg });
   if (secret.metadata.annotations?.[ALG_ANNOTATION] === alg) return secret;
   events.normal(box, BoxReason.SigningKeyReplaced, `generated a new ${alg} signing key (spec.jwtAlg changed)`);
   return kube.patch<SecretObject>(SECRETS, box.metadata.namespace, name, {
     metadata: { annotations: { [ALG_ANNOTATION]: alg } },
-    stringData: { [SIGNING_KEY_FILE]: pem() },
+    stringData: { [SIGNING_KEY_FILE]: await pem() },
   });
 }

@@ -22,7 +22,8 @@ export interface HostSettings {
   namespace: string;
   image: string;
   imagePullPolicy: string;
-  replicas: number;
+  /** 'auto': the operator sets none, and leaves spec.replicas to whoever scales the host (an HPA). */
+  replicas: number | 'auto';
   resources: Record<string, unknown>;
   /** Where the operator asks the host whether it answers for a box. */
   url: string;

@@ -8,7 +8,7 @@ import { Agent } from 'undici';
 import { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
-import { OPERATOR_NAMESPACE, readyOf, suite, waitReady } from './suite.js';
+import { OPERATOR_NAMESPACE, readyOf, startOperator, suite, waitReady } from './suite.js';
 
 const HOST = `${OPERATOR_NAMESPACE}/boxauth-host`;
 
@@ -121,6 +121,46 @@ export function describeHosted(): void {
       await new Promise((resolve) => setTimeout(resolve, resyncs));
       expect((await registrySecret()).metadata.resourceVersion).to.equal(before);
       expect(await hostDeployment()).to.equal(deploymentBefore);
+    });
+
+    it("leaves the host's replicas to an HPA with BOXAUTH_HOST_REPLICAS=auto: a count set by another survives reconciles", async function () {
+      this.timeout(180_000);
+      const get = (): Promise<any> =>
+        suite.cluster.json(['get', 'deployment', '-n', OPERATOR_NAMESPACE, 'boxauth-host', '--show-managed-fields']);
+      const replicas = async (): Promise<number> => (await get()).spec.replicas;
+      // What the HPA does: a write of the scale subresource (this cluster runs no controller-manager to act on one).
+      const scale = (n: number): Promise<string> =>
+        suite.cluster.k(['scale', 'deployment', 'boxauth-host', '-n', OPERATOR_NAMESPACE, `--replicas=${n}`]);
+      const restart = async (env: Record<string, string>): Promise<void> => {
+        expect(await suite.operator.kill('SIGTERM')).to.equal(0);
+        suite.operator = await startOperator('operator-1', env);
+      };
+      const settled = async (n: number, ms = 3 * Number(suite.operatorEnv.BOXAUTH_OPERATOR_RESYNC_SECONDS) * 1000): Promise<void> => {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        expect(await replicas()).to.equal(n);
+      };
+      // A number (the chart's 2): the operator's apply takes the count back from the scaler.
+      expect(await replicas()).to.equal(2);
+      await scale(5);
+      await eventually('the operator setting the replicas back to 2', async () => (await replicas()) === 2, 30_000);
+
+      // auto: the count the host had is kept (not reset to a Deployment's default of 1) while the field changes hands.
+      await restart({ BOXAUTH_HOST_REPLICAS: 'auto' });
+      await eventually('the operator applying the host without replicas', async () => {
+        const fields = (await get()).metadata.managedFields as { manager: string; operation: string; fieldsV1: any }[];
+        return fields.some((f) => f.manager === 'boxauth-operator' && f.operation === 'Apply' && !f.fieldsV1['f:spec']?.['f:replicas']);
+      });
+      await settled(2);
+      await scale(5);
+      await settled(5);
+      // A full apply of the host (its applied digest gone) leaves the scaler's count too.
+      await suite.cluster.k(['annotate', 'deployment', 'boxauth-host', '-n', OPERATOR_NAMESPACE, 'boxauth.io/applied-']);
+      await eventually('the host applied again', async () => (await get()).metadata.annotations?.['boxauth.io/applied'] !== undefined);
+      expect(await replicas()).to.equal(5);
+
+      // Back to a number: the operator's again.
+      await restart({});
+      await eventually('the operator setting the replicas to 2 again', async () => (await replicas()) === 2, 30_000);
     });
 
     it('moves a box from its Deployment to the host and back, its tokens valid throughout', async function () {

@@ -22,7 +22,7 @@ class FakeFeed extends EventEmitter {
 }
 
 const ISSUER = 'https://box.example';
-const { privateKey, publicKey } = generateKeyPair('ES256');
+const { privateKey, publicKey } = await generateKeyPair('ES256');
 const key = signingKey('k1', 'ES256', privateKey, publicKey);
 
 function minted(format: 'opaque' | 'jwt'): { session: SessionRow; token: string } {
