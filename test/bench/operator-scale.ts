@@ -423,7 +423,8 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
       async () => {
         const done = await metricBy(next, 'boxauth_operator_reconciles_total', 'controller');
         const depth = sum(await metricBy(next, 'boxauth_operator_queue_depth', 'controller'));
-        const n = sum(done);
+        // The records' reconciles only: the resync looks at a slice of the Boxes every second, each a reconcile.
+        const n = (done.client ?? 0) + (done.accesspolicy ?? 0);
         const settled = Object.entries(wanted).every(([c, w]) => (done[c] ?? 0) >= w) && depth === 0 && n === last;
         last = n;
         return settled;
