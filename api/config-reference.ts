@@ -588,7 +588,7 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
   {
     names: ['BOXAUTH_OPERATOR_RESYNC_SECONDS'],
     default: '`60`',
-    meaning: 'period of the full pass that repairs drift in box databases',
+    meaning: 'period of the pass that repairs drift in box databases, a slice of the namespaces each second',
   },
   {
     names: ['BOXAUTH_OPERATOR_RELIST_SECONDS'],

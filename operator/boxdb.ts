@@ -30,6 +30,7 @@ import pg from 'pg';
 import {
   accessPolicies,
   clients,
+  ConnectionBudget,
   createPool,
   type Logger,
   migrate,
@@ -162,8 +163,13 @@ export interface BoxDatabases {
 
 /** Connections of one box's pool: a reconcile uses one at a time; a Client's SAML status read may overlap. */
 const BOX_POOL_MAX = 2;
-/** An idle connection to a box closes after this long: reconciles of one box come in bursts (a Box's records). */
-const BOX_POOL_IDLE_MS = 2000;
+/**
+ * An idle connection to a box closes after this long: reconciles of one box come in bursts (a Box's records),
+ * and a thousand boxes looked at in turn leave no more connections open than half a second's worth.
+ */
+const BOX_POOL_IDLE_MS = 500;
+/** Connections to box databases open at once, all boxes together: a reconcile holds one at a time. */
+export const BOX_CONNECTIONS_MAX = 32;
 
 interface Entry {
   url: string;
@@ -195,8 +201,14 @@ async function inTransactionAs<T>(url: string, work: (tx: Queryable) => Promise<
 export class PostgresBoxDatabases implements BoxDatabases {
   private readonly admins = new Map<string, Pool>();
   private readonly boxes = new Map<string, Entry>();
+  private readonly budget: ConnectionBudget;
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    maxConnections = BOX_CONNECTIONS_MAX,
+  ) {
+    this.budget = new ConnectionBudget(maxConnections);
+  }
 
   private admin(url: string): Pool {
     let pool = this.admins.get(url);
@@ -252,7 +264,7 @@ export class PostgresBoxDatabases implements BoxDatabases {
   private entry(namespace: string, access: BoxAccess, names: BoxDbNames, url: string): Entry {
     return {
       url,
-      pool: createPool(url, BOX_POOL_MAX, { schema: names.schema, idleMs: BOX_POOL_IDLE_MS }),
+      pool: createPool(url, BOX_POOL_MAX, { schema: names.schema, idleMs: BOX_POOL_IDLE_MS, budget: this.budget }),
       names,
       mark: ownerMark(namespace),
       ownRole: access.kind === 'role',
@@ -396,6 +408,8 @@ const MAINTENANCE_DATABASES = ['postgres', 'template1'];
  * returned; what was taken once stays taken, and taking it again changes nothing.
  */
 async function confine(tx: Queryable, role: string, database: string): Promise<string[]> {
+  // Every box's provisioning revokes on the same catalog rows: two at once fail with "tuple concurrently updated".
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.confine'))");
   const others = MAINTENANCE_DATABASES.filter((d) => d !== database);
   const { rows: found } = await tx.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1) AND datallowconn', [
     others,

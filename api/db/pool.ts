@@ -3,7 +3,9 @@
 // Connections go to the host of the database URL that fits its target_session_attrs
 // (./locator.ts), and keep a deadline per statement (./located-client.ts).
 import pg from 'pg';
-import { locatedClientClass } from './located-client.js';
+import { locatedClientClass, type ConnectionBudget } from './located-client.js';
+
+export { ConnectionBudget } from './located-client.js';
 import { HostLocator } from './locator.js';
 import { parseDatabaseUrl } from '../database-url.js';
 
@@ -41,6 +43,8 @@ export interface PoolOptions {
   namedStatements?: boolean;
   /** How long an idle connection stays open (default 30 s; a host's boxes and the operator's let go sooner). */
   idleMs?: number;
+  /** Connections this pool shares with others (the operator's box pools): at most its max open at once. */
+  budget?: ConnectionBudget;
 }
 
 /** A locator of its own for a URL (no watch: whoever needs one watches its own locator). */
@@ -56,6 +60,7 @@ export function createPool(database: string | HostLocator, max: number, options:
     Client: locatedClientClass(locator, {
       statementTimeoutMs: options.statementTimeoutMs ?? 0,
       namedStatements: options.namedStatements ?? true,
+      ...(options.budget ? { budget: options.budget } : {}),
     }),
     max,
     idleTimeoutMillis: options.idleMs ?? 30_000,

@@ -41,6 +41,7 @@ interface Seen {
 
 export class BoxController extends Controller<BoxResource> {
   private readonly readyListeners: ((namespace: string) => void)[] = [];
+  private readonly sweepers: ((namespace: string, pool: Pool) => Promise<void>)[] = [];
   /** By Box: how its database was reached at its last provisioning in this process (what recheck() looks at). */
   private readonly reached = new Map<string, { uid: string | undefined; access: BoxAccess }>();
   /** By hosted Box: how many looks found the host not answering for it yet (each waits longer). */
@@ -63,6 +64,11 @@ export class BoxController extends Controller<BoxResource> {
   /** Called after each successful reconcile of a box: its Clients and AccessPolicies can be (re)written. */
   onReady(listener: (namespace: string) => void): void {
     this.readyListeners.push(listener);
+  }
+
+  /** Called at each resync of a box this process provisioned, with its pool: its records are looked at there (RecordController.sweep). */
+  onRecheck(sweeper: (namespace: string, pool: Pool) => Promise<void>): void {
+    this.sweepers.push(sweeper);
   }
 
   /** The namespace's box: the oldest Box not being deleted (else the oldest being deleted). */
@@ -111,12 +117,16 @@ export class BoxController extends Controller<BoxResource> {
   /**
    * A resync of a Box with nothing in Kubernetes changed since this process provisioned it: its Secrets,
    * Deployment and Service are watched, so only its database, which no event tells of, is looked at (one
-   * query as the box's role; provisioned again when its schema or role was dropped or changed).
+   * query as the box's role; provisioned again when its schema or role was dropped or changed), and its
+   * records with it (one query per kind, on the same connection).
    */
   protected override async recheck(box: BoxResource): Promise<Outcome> {
-    const reached = this.reached.get(`${box.metadata.namespace}/${box.metadata.name}`);
+    const ns = box.metadata.namespace!;
+    const reached = this.reached.get(`${ns}/${box.metadata.name}`);
     if (!reached || reached.uid !== box.metadata.uid) return this.reconcile(box);
-    await this.databases.ensure(box.metadata.namespace!, reached.access);
+    await this.databases.ensure(ns, reached.access);
+    const pool = this.databases.pool(ns);
+    if (pool) for (const sweep of this.sweepers) await sweep(ns, pool);
     return { ready: true };
   }
 

@@ -11,7 +11,11 @@
 // - the leader killed (SIGKILL) and a new one started: the time until it has caught up, and what
 //   it wrote meanwhile to the API server and the box schemas, though nothing had changed.
 // Run with `make bench-operator-scale` (OPERATOR_SCALE="--boxes 100 --clients 1000 --policies 1000"
-// for a quick check); operatorScale() is what `make bench-tenants` calls.
+// for a quick check); operatorScale() is what `make bench-tenants` calls. For a diagnosis:
+// BENCH_OPERATOR_LOG=<file> appends the operators' log lines there (BOXAUTH_LOG_LEVEL, warn by
+// default) and keeps the API server's and etcd's beside it, BENCH_OPERATOR_NODE_OPTIONS is their NODE_OPTIONS (e.g. --cpu-prof --cpu-prof-dir=<dir>:
+// a profile of the leader started after the restart, written as it stops). SIGINT or SIGTERM stops
+// every process the bench started.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -57,6 +61,8 @@ export interface OperatorScaleFigures {
   clients: number;
   policies: number;
   cpus: number;
+  /** os.loadavg() (1, 5, 15 minutes) as the resources are created, and at the end: what else ran on the machine. */
+  load: { start: number[]; end: number[] };
   /** Creating the resources through the API server (before the operator runs). */
   createSeconds: number;
   coldStart: { boxesReadySeconds: number; allReadySeconds: number; peakRssMiB: number };
@@ -74,7 +80,14 @@ export interface OperatorScaleFigures {
     /** Rows written in box schemas during the window. */
     dbRowWrites: number;
   };
-  applyToToken: Percentiles & { n: number };
+  applyToToken: Percentiles & {
+    n: number;
+    /** The part until the operator had created the Client's Secret (the rest: its record written, the token answered). */
+    secretP50: number;
+    secretP99: number;
+    /** Token requests refused, by status (a Client Ready whose token does not work yet). */
+    refusals: Record<string, number>;
+  };
   restart: {
     /** SIGKILL of the leader → the new one holds the Lease (a Lease of BOXAUTH_OPERATOR_LEASE_SECONDS). */
     leaderSeconds: number;
@@ -191,10 +204,20 @@ async function dbCounters(
   }
 }
 
+/**
+ * Waits for `check`; one that throws counts as not yet (an API server this loaded may drop a
+ * connection now and then: a run of an hour must not end on one).
+ */
 async function until(what: string, timeoutMs: number, check: () => Promise<boolean>, everyMs = 2000): Promise<void> {
   const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not after ${timeoutMs / 1000} s`);
+  let failure: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      failure = err;
+    }
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not after ${timeoutMs / 1000} s`, { cause: failure });
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -212,13 +235,43 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
   const env = {
     DATABASE_URL: db.url,
     BOXAUTH_DATA_DIR: dataDir,
-    BOXAUTH_LOG_LEVEL: 'warn',
+    BOXAUTH_LOG_LEVEL: process.env.BOXAUTH_LOG_LEVEL ?? 'warn',
     BOXAUTH_OPERATOR_NAMESPACE: 'default',
     BOXAUTH_OPERATOR_LEASE_SECONDS: String(LEASE_SECONDS),
     ...(process.env.DEBUG_STATUS ? { DEBUG_STATUS: '1' } : {}),
+    ...(process.env.BENCH_OPERATOR_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_OPERATOR_NODE_OPTIONS } : {}),
   };
+  const operators: OperatorProcess[] = [];
+  const startOperator = async (): Promise<OperatorProcess> => {
+    const op = await OperatorProcess.start(cluster.kubeconfig, env);
+    operators.push(op);
+    return op;
+  };
+  let cleaned: Promise<void> | undefined;
+  const cleanUp = (): Promise<void> =>
+    (cleaned ??= (async () => {
+      await api?.stop().catch(() => undefined);
+      await operator?.kill('SIGTERM').catch(() => undefined);
+      const logFile = process.env.BENCH_OPERATOR_LOG;
+      if (logFile) {
+        for (const op of operators) fs.appendFileSync(logFile, op.logs.map((l) => `${JSON.stringify(l)}\n`).join(''));
+        for (const name of ['kube-apiserver.log', 'etcd.log']) fs.copyFileSync(path.join(cluster.dir, name), `${logFile}.${name}`);
+      }
+      kube.close();
+      await cluster.stop();
+      await db.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    })());
+  // Stopped by hand (a run of 50 minutes): kube-apiserver, etcd, PostgreSQL and the operator go too.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    log(`${signal}: stopping what the bench started`);
+    void cleanUp().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     const port = await freePort();
+    const loadAtStart = os.loadavg();
     const created = Date.now();
     const post = (type: ResourceType, ns: string | undefined, body: KObject): Promise<unknown> =>
       kube.create(type, ns, { apiVersion: `boxauth.io/v1alpha1`, kind: type.kind, ...body });
@@ -249,7 +302,7 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
 
     // Cold start.
     const started = Date.now();
-    operator = await OperatorProcess.start(cluster.kubeconfig, env);
+    operator = await startOperator();
     let boxesReadySeconds = 0;
     const total = boxes + clients + policies;
     await until(
@@ -259,7 +312,10 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
         const b = await readyCount(kube, BOXES);
         if (b === boxes && !boxesReadySeconds) boxesReadySeconds = (Date.now() - started) / 1000;
         const n = b + (await readyCount(kube, CLIENTS)) + (await readyCount(kube, ACCESS_POLICIES));
-        log(`${((Date.now() - started) / 1000).toFixed(0)} s: ${n}/${total} Ready, RSS ${mib(status(operator!.pid, 'VmRSS'))} MiB`);
+        const connections = (await dbCounters(db.url)).boxConnections;
+        log(
+          `${((Date.now() - started) / 1000).toFixed(0)} s: ${n}/${total} Ready (${b} Boxes), RSS ${mib(status(operator!.pid, 'VmRSS'))} MiB, ${connections} box connections`,
+        );
         return n === total;
       },
       5000,
@@ -297,11 +353,19 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
     };
     log(`quiet: ${JSON.stringify(quiet)}`);
 
-    // kubectl apply → token, from the first box's API.
+    // kubectl apply → token, from the first box's API. The token is asked for once the Client says it is Ready (as
+    // `kubectl wait` would): each try before its record is written is a failed client authentication, which the box
+    // checks against a dummy argon2id hash and counts (BOXAUTH_CLIENT_AUTH_MAX_FAILURES: 40 a minute per address),
+    // so that trying every 10 ms from the start had the box refuse the bench's address for up to a minute.
     api = (await cluster.runDeployment(NS(0), 'auth')).box;
-    const tokenWorks = async (id: string, secret: string): Promise<boolean> =>
-      (await api!.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) })).status === 200;
+    const refusals: Record<string, number> = {};
+    const tokenWorks = async (id: string, secret: string): Promise<boolean> => {
+      const { status } = await api!.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+      if (status !== 200) refusals[status] = (refusals[status] ?? 0) + 1;
+      return status === 200;
+    };
     const times: number[] = [];
+    const secretTimes: number[] = [];
     for (let i = 0; i < applies; i++) {
       const id = `new-${i}`;
       const t0 = Date.now();
@@ -314,19 +378,30 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
         }),
       });
       if (r.status !== 0) throw new Error(r.stderr.toString());
+      let secretMs = 0;
+      let raw: string | undefined;
       await until(
         `a token for ${id}`,
         60_000,
         async () => {
-          const secret = await kube.find<{ data?: Record<string, string> }>(SECRETS, NS(0), `${id}-client-secret`);
-          const raw = secret?.data?.['client-secret'];
-          return raw !== undefined && (await tokenWorks(id, Buffer.from(raw, 'base64').toString('utf8')));
+          if (raw === undefined) {
+            raw = (await kube.find<{ data?: Record<string, string> }>(SECRETS, NS(0), `${id}-client-secret`))?.data?.['client-secret'];
+            if (raw === undefined) return false;
+            secretMs = Date.now() - t0;
+          }
+          const client = await kube.find<KObject & { status?: { observedGeneration?: number; conditions?: any[] } }>(CLIENTS, NS(0), id);
+          const ready = client?.status?.conditions?.find((c) => c.type === 'Ready');
+          if (ready?.status !== 'True' || client!.status!.observedGeneration !== client!.metadata.generation) return false;
+          return tokenWorks(id, Buffer.from(raw, 'base64').toString('utf8'));
         },
         10,
       );
       times.push(Date.now() - t0);
+      secretTimes.push(secretMs);
+      log(`apply → token ${id}: ${times.at(-1)} ms (its Secret after ${secretMs} ms)`);
     }
-    const applyToToken = { ...percentiles(times), n: applies };
+    const secrets = percentiles(secretTimes);
+    const applyToToken = { ...percentiles(times), n: applies, secretP50: secrets.p50, secretP99: secrets.p99, refusals };
     log(`apply → token: ${JSON.stringify(applyToToken)}`);
 
     // The leader killed; a new one started at once. The box API stopped first: its own writes are not the operator's.
@@ -336,7 +411,7 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
     const dbBeforeRestart = await dbCounters(db.url);
     const killed = Date.now();
     await operator.kill('SIGKILL');
-    operator = await OperatorProcess.start(cluster.kubeconfig, env);
+    operator = await startOperator();
     const next = operator;
     await until('the new leader', 120_000, async () => (await next.metric('boxauth_operator_leader')) === 1, 100);
     const leaderSeconds = (Date.now() - killed) / 1000;
@@ -348,7 +423,8 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
       async () => {
         const done = await metricBy(next, 'boxauth_operator_reconciles_total', 'controller');
         const depth = sum(await metricBy(next, 'boxauth_operator_queue_depth', 'controller'));
-        const n = sum(done);
+        // The records' reconciles only: the resync looks at a slice of the Boxes every second, each a reconcile.
+        const n = (done.client ?? 0) + (done.accesspolicy ?? 0);
         const settled = Object.entries(wanted).every(([c, w]) => (done[c] ?? 0) >= w) && depth === 0 && n === last;
         last = n;
         return settled;
@@ -367,14 +443,12 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
     };
     log(`restart: ${JSON.stringify(restart)}`);
     if (process.env.DEBUG_STATUS) for (const l of next.logs) if (l.msg === 'DEBUG status write') log(JSON.stringify(l));
-    return { boxes, clients, policies, cpus: os.cpus().length, createSeconds, coldStart, quiet, applyToToken, restart };
+    const load = { start: loadAtStart, end: os.loadavg() };
+    return { boxes, clients, policies, cpus: os.cpus().length, load, createSeconds, coldStart, quiet, applyToToken, restart };
   } finally {
-    await api?.stop();
-    await operator?.kill('SIGTERM');
-    kube.close();
-    await cluster.stop();
-    await db.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await cleanUp();
   }
 }
 

@@ -105,6 +105,7 @@ export class FakeBoxDatabases implements BoxDatabases {
 
 export class OperatorHarness {
   readonly clock = new ManualClock();
+  readonly metrics = new OperatorMetrics();
   readonly kube = new FakeKube(this.clock);
   readonly databases: FakeBoxDatabases;
   readonly boxes: BoxController;
@@ -118,7 +119,7 @@ export class OperatorHarness {
   constructor(records?: Pool, settings: BoxSettings = SETTINGS) {
     const log = createLogger('silent');
     const { kube, clock } = this;
-    const deps: ControllerDeps = { kube, log, metrics: new OperatorMetrics(), events: new EventRecorder(kube, 'test', log, clock), clock };
+    const deps: ControllerDeps = { kube, log, metrics: this.metrics, events: new EventRecorder(kube, 'test', log, clock), clock };
     const secrets = kube.cache<KObject>(SECRETS);
     this.databases = new FakeBoxDatabases(records);
     this.boxes = new BoxController(kube.cache<BoxResource>(BOXES), secrets, kube.cache(DEPLOYMENTS), deps, this.databases, settings);
@@ -132,6 +133,9 @@ export class OperatorHarness {
       this.boxes,
     );
     this.webhooks = new WebhookController(this.kube.cache<WebhookResource>(WEBHOOKS), secrets, deps, this.boxes);
+    for (const kind of [this.clients, this.policies, this.apps, this.identityProviders, this.webhooks]) {
+      this.boxes.onRecheck((namespace, pool) => kind.sweep(namespace, pool));
+    }
   }
 
   /** One pass of the controller over the object, as a queue worker runs it; then the Events it recorded land. */
