@@ -153,12 +153,19 @@ const MAINTENANCE_DATABASES = ['postgres', 'template1'];
  */
 export async function confine(tx: Queryable, role: string, database: string): Promise<string[]> {
   const others = MAINTENANCE_DATABASES.filter((d) => d !== database);
-  const { rows: found } = await tx.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1) AND datallowconn', [
-    others,
-  ]);
-  for (const { datname } of found) await inSavepoint(tx, `REVOKE CONNECT ON DATABASE ${pg.escapeIdentifier(datname)} FROM PUBLIC`, '42501');
-  const publicSchema = await tx.query("SELECT FROM pg_namespace WHERE nspname = 'public'");
-  if (publicSchema.rowCount) await inSavepoint(tx, 'REVOKE CREATE, USAGE ON SCHEMA public FROM PUBLIC', '42501');
+  const { rows: found } = await tx.query<{ datname: string; open: boolean }>(
+    `SELECT datname, has_database_privilege('public', oid, 'CONNECT') AS open FROM pg_database WHERE datname = ANY($1) AND datallowconn`,
+    [others],
+  );
+  // Taken only while PUBLIC holds it: a REVOKE rewrites the catalog's row even when it changes nothing, and two
+  // provisionings doing so at once (the operator's workers, at a cold start) fail with "tuple concurrently updated".
+  for (const { datname, open } of found) {
+    if (open) await inSavepoint(tx, `REVOKE CONNECT ON DATABASE ${pg.escapeIdentifier(datname)} FROM PUBLIC`, '42501');
+  }
+  const publicSchema = await tx.query<{ open: boolean }>(
+    `SELECT has_schema_privilege('public', oid, 'USAGE') OR has_schema_privilege('public', oid, 'CREATE') AS open FROM pg_namespace WHERE nspname = 'public'`,
+  );
+  if (publicSchema.rows[0]?.open) await inSavepoint(tx, 'REVOKE CREATE, USAGE ON SCHEMA public FROM PUBLIC', '42501');
   const { rows } = await tx.query<{ open: string }>(
     `SELECT 'CONNECT to database ' || datname AS open FROM pg_database WHERE datname = ANY($2) AND has_database_privilege($1, oid, 'CONNECT')
      UNION ALL
