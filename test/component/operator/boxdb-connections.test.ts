@@ -15,15 +15,22 @@ describe("the operator's connections to box databases", function () {
   afterEach(() => databases?.close());
 
   it('are at most its budget, all boxes together: a query beyond it waits for a connection to close', async function () {
-    const access: BoxAccess = { kind: 'role', adminUrl: await createDatabase('budget'), password: `pw-${randomBytes(8).toString('hex')}` };
+    const adminUrl = await createDatabase('budget');
+    const password = `pw-${randomBytes(8).toString('hex')}`;
     databases = new PostgresBoxDatabases(createLogger('silent'), 2);
-    for (const ns of NAMESPACES) await databases.ensure(ns, access);
+    const roles: string[] = [];
+    for (const ns of NAMESPACES) {
+      // Each box in a database of its own, as the operator provisions a new box: the budget is across databases.
+      const access: BoxAccess = { kind: 'role', adminUrl, password, place: await databases.place(ns, adminUrl, 'Database') };
+      await databases.ensure(ns, access);
+      roles.push(access.place.names.role);
+    }
     // Each box asked at once; each answer counts the boxes' connections open as it is given (after a moment's sleep).
     const counts = await Promise.all(
       NAMESPACES.map(async (ns) => {
         const { rows } = await databases.pool(ns)!.query<{ n: number }>(
-          `SELECT pg_sleep(0.3)::text AS slept,
-                  (SELECT count(*)::int FROM pg_stat_activity WHERE usename LIKE 'box\\_%' AND datname = current_database()) AS n`,
+          `SELECT pg_sleep(0.3)::text AS slept, (SELECT count(*)::int FROM pg_stat_activity WHERE usename = ANY($1)) AS n`,
+          [roles],
         );
         return rows[0]!.n;
       }),
