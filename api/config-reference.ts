@@ -66,7 +66,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_DATABASE_DIRECT_URL'],
     default: '`DATABASE_URL`',
     meaning:
-      'the same database reached directly, when `DATABASE_URL` goes through a transaction-mode pooler (PgBouncer): the change feed (`LISTEN`) and migrations (a session advisory lock) connect here. Several hosts as in `DATABASE_URL`',
+      'the same database reached directly, when `DATABASE_URL` goes through a transaction-mode pooler (PgBouncer): the change feed (`LISTEN`), the upkeep (a lease held by its connection) and migrations connect here. Several hosts as in `DATABASE_URL`',
   },
   {
     names: ['BOXAUTH_DATABASE_PREPARED_STATEMENTS'],

@@ -5,6 +5,7 @@ import { ApiError } from '../errors.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../db/pool.js';
 import type { Meta } from '../types.js';
 import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
+import { lockForTransaction } from './box-locks.js';
 
 export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers' | 'webhooks';
 
@@ -82,7 +83,7 @@ export function managedConflict(kind: string, id: string, owner: string): ApiErr
  */
 export function withRecordWrites<T>(pool: Pool, work: (tx: Transaction) => Promise<T>): Promise<T> {
   return withTransaction(pool, async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.records.' || current_schema()))");
+    await lockForTransaction(tx, 'records');
     return work(tx);
   });
 }
