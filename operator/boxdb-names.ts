@@ -104,6 +104,9 @@ export function userOf(url: string): string {
 const KEY_SCHEMA = 'boxauth_operator';
 const KEY_TABLE = `${KEY_SCHEMA}.box_name_key`;
 
+/** The name of the operator's lock (operator/boxdb-sql.ts lockRow) held while its key is made. */
+export const NAME_KEY_LOCK = `boxauth.provision.${KEY_TABLE}`;
+
 /** The key the names of boxes' own databases are made with, in the administrative database; undefined before the first. */
 export async function readNameKey(db: Queryable): Promise<Buffer | undefined> {
   const { rows } = await db.query<{ present: boolean }>(`SELECT to_regclass('${KEY_TABLE}') IS NOT NULL AS present`);
@@ -115,12 +118,12 @@ export async function readNameKey(db: Queryable): Promise<Buffer | undefined> {
 export class NameKeyLost extends Error {}
 
 /**
- * The key, made (in a transaction `tx` of the administrative database) if there is none yet: 32 random bytes only the
- * database's owner reads. Not when databases this administrative database's boxes were given exist already: their
- * key was lost, and a new one would give each of those boxes a new, empty database.
+ * The key, made (in a transaction `tx` of the administrative database holding the operator's lock NAME_KEY_LOCK) if
+ * there is none yet: 32 random bytes only the database's owner reads. Not when databases this administrative
+ * database's boxes were given exist already: their key was lost, and a new one would give each of those boxes a new,
+ * empty database.
  */
 export async function makeNameKey(tx: Queryable, adminDatabase: string): Promise<Buffer> {
-  await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`boxauth.provision.${KEY_TABLE}`]);
   const existing = await readNameKey(tx);
   if (existing) return existing;
   const { rows } = await tx.query<{ mark: string }>(

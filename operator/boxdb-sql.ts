@@ -78,33 +78,77 @@ export function notOwned(foreign: Found[], namespace: string, markOfKind: (kind:
 const lockKey = (schema: string): string => `boxauth.provision.${schema}`;
 
 /**
+ * The operator's locks in the administrative database: one row per name, in a schema of the operator's that PUBLIC
+ * cannot use. Not advisory locks: any role connected to the database (a box's role in a schema of it, or one whose
+ * own database leaves the administrative one open to PUBLIC) may take one of any key, and the keys of a box's names
+ * are computed from its namespace, or read in pg_locks while held; a lock held so stalled that box's provisioning,
+ * and the administrative connection waiting for it, without end. A row of this table only the operator may lock.
+ */
+const LOCKS = 'boxauth_operator.locks';
+
+/** Makes the table of the operator's locks (once per database; two operators at once: the one that lost finds it made). */
+export async function makeLocks(db: Queryable): Promise<void> {
+  for (const statement of [
+    'CREATE SCHEMA IF NOT EXISTS boxauth_operator',
+    'REVOKE ALL ON SCHEMA boxauth_operator FROM PUBLIC',
+    `CREATE TABLE IF NOT EXISTS ${LOCKS} (name text PRIMARY KEY)`,
+    `REVOKE ALL ON TABLE ${LOCKS} FROM PUBLIC`,
+  ]) {
+    await db.query(statement).catch((err: unknown) => {
+      if (!['23505', '42P06', '42P07', 'XX000'].includes((err as { code?: string }).code ?? '')) throw err;
+    });
+  }
+}
+
+/** Holds the operator's lock `name` until the end of the transaction `tx` of the administrative database (makeLocks first). */
+export async function lockRow(tx: Queryable, name: string): Promise<void> {
+  await tx.query(`INSERT INTO ${LOCKS} (name) VALUES ($1) ON CONFLICT DO NOTHING`, [name]);
+  await tx.query(`SELECT FROM ${LOCKS} WHERE name = $1 FOR UPDATE`, [name]);
+}
+
+/**
  * Serialises work on one box's names across operator replicas (a new leader may overlap an old one briefly), in the
- * database of `tx`; `schema`: the box's schema in the shared database (BoxPlace.sharedSchema) or in its own.
+ * administrative database of `tx`; `schema`: the box's schema in the shared database (BoxPlace.sharedSchema).
  */
 export async function lockNames(tx: Queryable, schema: string): Promise<void> {
+  await lockRow(tx, lockKey(schema));
+}
+
+/**
+ * The same, in a database that is the box's own (a Cluster's, or the one the operator made for it), as the database's
+ * owner: no operator's table there, and no other box's role gets in, so an advisory lock.
+ */
+export async function lockNamesInOwn(tx: Queryable, schema: string): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey(schema)]);
 }
 
 /**
- * `work` on one connection of the administrative pool holding the box's lock for the session (what CREATE and DROP
- * DATABASE need: no transaction), the same lock lockNames() takes. Unlocked afterwards; a connection that could not be
- * unlocked is closed rather than given back holding it.
+ * `work` on one connection of the administrative `pool` with no transaction open (what CREATE and DROP DATABASE
+ * need), while the box's lock (lockNames) is held by a transaction on a connection of `lockers`, ended afterwards.
  */
-export async function underSessionLock<T>(pool: Pool, schema: string, work: (admin: pg.PoolClient) => Promise<T>): Promise<T> {
-  const admin = await pool.connect();
-  let unlocked = false;
+export async function underSessionLock<T>(
+  pool: Pool,
+  lockers: Pool,
+  schema: string,
+  work: (admin: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const holder = await lockers.connect();
   try {
-    await admin.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey(schema)]);
+    await holder.query('BEGIN');
+    await lockNames(holder, schema);
+    const admin = await pool.connect();
     try {
       return await work(admin);
     } finally {
-      unlocked = await admin.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey(schema)]).then(
-        () => true,
-        () => false,
-      );
+      admin.release();
     }
   } finally {
-    admin.release(unlocked ? undefined : new Error('closed: the lock of a box may still be held'));
+    // A connection that could not end its transaction is closed rather than given back holding the lock.
+    const ended = await holder.query('ROLLBACK').then(
+      () => true,
+      () => false,
+    );
+    holder.release(ended ? undefined : new Error('closed: the lock of a box may still be held'));
   }
 }
 
@@ -163,7 +207,7 @@ export async function confine(tx: Queryable, role: string, database: string): Pr
   // Taken only while PUBLIC holds it: a REVOKE rewrites the catalog's row even when it changes nothing, and two
   // provisionings doing so at once (the operator's workers, at a cold start) fail with "tuple concurrently updated";
   // two that both found it open take turns.
-  if (found.some((d) => d.open) || publicSchema.rows[0]?.open) await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.confine'))");
+  if (found.some((d) => d.open) || publicSchema.rows[0]?.open) await lockRow(tx, 'boxauth.confine');
   for (const { datname, open } of found) {
     if (open) await inSavepoint(tx, `REVOKE CONNECT ON DATABASE ${pg.escapeIdentifier(datname)} FROM PUBLIC`, '42501');
   }

@@ -12,15 +12,19 @@
 //
 // Tenants share nothing. Names are unique to the (database, namespace) pair by
 // construction (roles and databases belong to the whole server). Provisioning
-// marks what it makes with a comment, and under its lock changes nothing of
-// the box's name unless it finds that mark: a schema, role or database of the
-// name with another mark or none (made by a person, or by another operator)
-// keeps its password, owner and contents. reclaimPolicy Delete drops only what
-// carries the mark. CREATE DATABASE and DROP DATABASE cannot run in a
-// transaction: for a database of its own the lock is a session's, held on one
-// administrative connection around every step, and each step can be taken again
-// after a failure at any point (a database made but not marked yet is
-// recognised by its owner, the box's marked role).
+// marks what it makes with a comment, and under its lock (a row of the
+// operator's own table, which no box's role may lock: boxdb-sql.ts) changes
+// nothing of the box's name unless it finds that mark: a schema, role or
+// database of the name with another mark or none (made by a person, or by
+// another operator) keeps its password, owner and contents. reclaimPolicy
+// Delete drops only what carries the mark. CREATE DATABASE and DROP DATABASE
+// cannot run in a transaction: for a database of its own the lock is held by a
+// transaction on a second administrative connection around every step, and
+// each step can be taken again after a failure at any point (a database made
+// but not marked yet is recognised by its owner, the box's marked role). Every
+// lock the operator waits for, and every statement it runs in a box's
+// database (where the tenant's triggers run and its pods' locks are held), has
+// a bound: BOX_STATEMENT_TIMEOUT_MS.
 //
 // A database that is the box's own (a CloudNativePG Cluster of the box's
 // namespace: its application database and the role that owns it) is reached
@@ -51,6 +55,7 @@ import {
   databaseOf,
   makeNameKey,
   markOf,
+  NAME_KEY_LOCK,
   ownDatabaseNames,
   ownerMark,
   readNameKey,
@@ -69,6 +74,9 @@ import {
   existingOwn,
   inTransactionOn,
   lockNames,
+  lockNamesInOwn,
+  lockRow,
+  makeLocks,
   NotOwned,
   notOwned,
   ownOf,
@@ -144,6 +152,15 @@ const BOX_POOL_MAX = 2;
  * and a thousand boxes looked at in turn leave no more connections open than half a second's worth.
  */
 const BOX_POOL_IDLE_MS = 500;
+/**
+ * The longest the operator's statement in a box's database runs, or waits for a lock. What runs there is partly the
+ * tenant's (triggers and defaults of its own tables, locks its pods hold), and a statement that never ends held a
+ * worker and a connection of the budget below, shared by every box, for good: so one tenant held every other's
+ * records. Canceled, it fails that box's reconcile, which is tried again later.
+ */
+export const BOX_STATEMENT_TIMEOUT_MS = 10_000;
+/** The box's migrations, applied by the operator once per process: their statements may take long on a big box, not their locks. */
+const BOX_MIGRATION_TIMEOUT_MS = 600_000;
 /** Connections to box databases open at once, all boxes together: a reconcile holds one at a time. */
 export const BOX_CONNECTIONS_MAX = 32;
 
@@ -169,7 +186,7 @@ function boxUrl(access: BoxAccess, names: BoxDbNames): string {
  * password, so no pool is kept for it besides the box's.
  */
 async function inTransactionAs<T>(url: string, work: (tx: Queryable) => Promise<T>): Promise<T> {
-  const pool = createPool(url, 1);
+  const pool = createPool(url, 1, { lockTimeoutMs: BOX_STATEMENT_TIMEOUT_MS });
   try {
     return await withTransaction(pool, work);
   } finally {
@@ -177,8 +194,26 @@ async function inTransactionAs<T>(url: string, work: (tx: Queryable) => Promise<
   }
 }
 
+/**
+ * The pool of `pools` for an administrative URL, made at first: two connections, none waiting longer than
+ * BOX_STATEMENT_TIMEOUT_MS for a lock. A lock a box's role holds on its own names (its role's settings, its schema's
+ * comment, in a transaction left open) made the box's provisioning wait for it, with one of these, which every Box needs.
+ */
+function administrative(pools: Map<string, Pool>, url: string): Pool {
+  let pool = pools.get(url);
+  if (!pool) {
+    pool = createPool(url, 2, { lockTimeoutMs: BOX_STATEMENT_TIMEOUT_MS });
+    pools.set(url, pool);
+  }
+  return pool;
+}
+
 export class PostgresBoxDatabases implements BoxDatabases {
   private readonly admins = new Map<string, Pool>();
+  /** By administrative URL: connections holding the operator's lock of a box while another creates or drops its database. */
+  private readonly lockers = new Map<string, Pool>();
+  /** Administrative URLs whose table of the operator's locks is known to exist. */
+  private readonly withLocks = new Set<string>();
   private readonly boxes = new Map<string, Entry>();
   /** By administrative URL: the key of own databases' names, once read or made. */
   private readonly nameKeys = new Map<string, Buffer>();
@@ -192,10 +227,19 @@ export class PostgresBoxDatabases implements BoxDatabases {
   }
 
   private admin(url: string): Pool {
-    let pool = this.admins.get(url);
-    if (!pool) {
-      pool = createPool(url, 2);
-      this.admins.set(url, pool);
+    return administrative(this.admins, url);
+  }
+
+  private locker(url: string): Pool {
+    return administrative(this.lockers, url);
+  }
+
+  /** The administrative pool of `url`, its table of locks made (operator/boxdb-sql.ts makeLocks). */
+  private async lockable(url: string): Promise<Pool> {
+    const pool = this.admin(url);
+    if (!this.withLocks.has(url)) {
+      await makeLocks(pool);
+      this.withLocks.add(url);
     }
     return pool;
   }
@@ -205,7 +249,13 @@ export class PostgresBoxDatabases implements BoxDatabases {
     if (known) return known;
     const pool = this.admin(adminUrl);
     const key =
-      (await readNameKey(pool)) ?? (make ? await withTransaction(pool, (tx) => makeNameKey(tx, databaseOf(adminUrl))) : undefined);
+      (await readNameKey(pool)) ??
+      (make
+        ? await withTransaction(await this.lockable(adminUrl), async (tx) => {
+            await lockRow(tx, NAME_KEY_LOCK);
+            return makeNameKey(tx, databaseOf(adminUrl));
+          })
+        : undefined);
     if (key) this.nameKeys.set(adminUrl, key);
     return key;
   }
@@ -276,7 +326,13 @@ export class PostgresBoxDatabases implements BoxDatabases {
     const sharedMark = access.kind === 'role' ? markOf(access.place, namespace, databaseOf(access.adminUrl)) : undefined;
     return {
       url,
-      pool: createPool(url, BOX_POOL_MAX, { schema: names.schema, idleMs: BOX_POOL_IDLE_MS, budget: this.budget }),
+      pool: createPool(url, BOX_POOL_MAX, {
+        schema: names.schema,
+        idleMs: BOX_POOL_IDLE_MS,
+        budget: this.budget,
+        statementTimeoutMs: BOX_STATEMENT_TIMEOUT_MS,
+        lockTimeoutMs: BOX_STATEMENT_TIMEOUT_MS,
+      }),
       names,
       mark: ownerMark(namespace),
       roleMark: sharedMark,
@@ -284,8 +340,16 @@ export class PostgresBoxDatabases implements BoxDatabases {
     };
   }
 
+  /** On a connection of its own, in the budget: a migration's statements have a longer deadline than a record's, its lock waits the same. */
   private async migrated(entry: Entry, namespace: string): Promise<void> {
-    const applied = await migrate(entry.pool);
+    const pool = createPool(entry.url, 1, {
+      schema: entry.names.schema,
+      idleMs: BOX_POOL_IDLE_MS,
+      budget: this.budget,
+      statementTimeoutMs: BOX_MIGRATION_TIMEOUT_MS,
+      lockTimeoutMs: BOX_STATEMENT_TIMEOUT_MS,
+    });
+    const applied = await migrate(pool).finally(() => pool.end().catch(() => undefined));
     if (applied.length) this.log.info({ namespace, schema: entry.names.schema, applied }, 'box database migrated');
   }
 
@@ -322,7 +386,7 @@ export class PostgresBoxDatabases implements BoxDatabases {
     const { adminUrl, password, place } = access;
     const names = place.names;
     const mark = ownerMark(namespace);
-    const open = await withTransaction(this.admin(adminUrl), async (tx) => {
+    const open = await withTransaction(await this.lockable(adminUrl), async (tx) => {
       await lockNames(tx, place.sharedSchema);
       const found = await existing(tx, names);
       // Kept in the shared database because it was found there: gone since (renamed, dropped), it is not made again here.
@@ -356,7 +420,8 @@ export class PostgresBoxDatabases implements BoxDatabases {
     const adminDatabase = databaseOf(adminUrl);
     const mark = markOf(place, namespace, adminDatabase);
     const [database, role] = [pg.escapeIdentifier(names.database), pg.escapeIdentifier(names.role)];
-    const open = await underSessionLock(this.admin(adminUrl), place.sharedSchema, async (admin) => {
+    const adminPool = await this.lockable(adminUrl);
+    const open = await underSessionLock(adminPool, this.locker(adminUrl), place.sharedSchema, async (admin) => {
       const found = await existingOwn(admin, names, place.sharedSchema, namespace);
       const own = ownOf(found, names, mark);
       if (!own.database && found.some((f) => f.kind === 'schema')) {
@@ -394,7 +459,7 @@ export class PostgresBoxDatabases implements BoxDatabases {
   private async provisionAsOwner(url: string, names: BoxDbNames, namespace: string): Promise<void> {
     const mark = ownerMark(namespace);
     await inTransactionAs(url, async (tx) => {
-      await lockNames(tx, names.schema);
+      await lockNamesInOwn(tx, names.schema);
       const foreign = (await existing(tx, names, false)).filter((f) => f.mark !== mark);
       if (foreign.length) throw notOwned(foreign, namespace, () => mark);
       const schema = pg.escapeIdentifier(names.schema);
@@ -431,10 +496,11 @@ export class PostgresBoxDatabases implements BoxDatabases {
   private async dropSchema(access: BoxAccess, namespace: string): Promise<{ dropped: Found[]; left: Found[] }> {
     const names = boxDbNamesFor(namespace, access);
     const mark = ownerMark(namespace);
-    const inTransaction = <T>(work: (tx: Queryable) => Promise<T>): Promise<T> =>
-      access.kind === 'role' ? withTransaction(this.admin(access.adminUrl), work) : inTransactionAs(access.url, work);
+    const inTransaction = async <T>(work: (tx: Queryable) => Promise<T>): Promise<T> =>
+      access.kind === 'role' ? withTransaction(await this.lockable(access.adminUrl), work) : inTransactionAs(access.url, work);
     return inTransaction(async (tx) => {
-      await lockNames(tx, access.kind === 'role' ? access.place.sharedSchema : names.schema);
+      if (access.kind === 'role') await lockNames(tx, access.place.sharedSchema);
+      else await lockNamesInOwn(tx, names.schema);
       const found = await existing(tx, names, access.kind === 'role');
       const left = found.filter((f) => f.mark !== mark);
       const schema = found.find((f) => f.kind === 'schema' && f.mark === mark);
@@ -455,7 +521,8 @@ export class PostgresBoxDatabases implements BoxDatabases {
     const names = access.place.names;
     const mark = markOf(access.place, namespace, databaseOf(access.adminUrl));
     const { sharedSchema } = access.place;
-    return underSessionLock(this.admin(access.adminUrl), sharedSchema, async (admin) => {
+    const adminPool = await this.lockable(access.adminUrl);
+    return underSessionLock(adminPool, this.locker(access.adminUrl), sharedSchema, async (admin) => {
       const own = ownOf(await existingOwn(admin, names, sharedSchema, namespace), names, mark);
       const left = [...own.foreign];
       if (own.database) await admin.query(`DROP DATABASE ${pg.escapeIdentifier(own.database.name)} WITH (FORCE)`);
@@ -475,9 +542,10 @@ export class PostgresBoxDatabases implements BoxDatabases {
   }
 
   async close(): Promise<void> {
-    const pools = [...this.boxes.values()].map((e) => e.pool).concat([...this.admins.values()]);
+    const pools = [...this.boxes.values()].map((e) => e.pool).concat([...this.admins.values()], [...this.lockers.values()]);
     this.boxes.clear();
     this.admins.clear();
+    this.lockers.clear();
     await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
   }
 }

@@ -320,6 +320,33 @@ describe("a box's database role in a database of its own reaches its own schema 
       JSON.stringify([{ s: database, n: 0 }]),
     );
   });
+
+  it('gives no box a new, empty database when the key of the names is lost, and finds each again once it is restored', async function () {
+    const key = (await asSuperuser<{ key: Buffer }>(boxes.adminUrl, 'SELECT key FROM boxauth_operator.box_name_key'))[0]!.key;
+    await asSuperuser(boxes.adminUrl, 'DROP TABLE boxauth_operator.box_name_key');
+    const restarted = new PostgresBoxDatabases(createLogger('silent'));
+    try {
+      for (const ns of ['team-a', 'team-new']) {
+        const refused = await restarted.place(ns, boxes.adminUrl, 'Database').then(
+          (place) => `placed in ${place.names.database}`,
+          (err: Error) => `${err.name}: ${err.message}`,
+        );
+        expect(refused).to.match(
+          /^Error: the table boxauth_operator.box_name_key of database \S+, which names the boxes' own databases, is gone/,
+        );
+      }
+      // Restored from a backup: box A's database is found again, as it was.
+      await asSuperuser(
+        boxes.adminUrl,
+        'CREATE TABLE boxauth_operator.box_name_key (one boolean PRIMARY KEY DEFAULT true CHECK (one), key bytea NOT NULL, made timestamptz NOT NULL DEFAULT now())',
+      );
+      await asSuperuser(boxes.adminUrl, 'REVOKE ALL ON TABLE boxauth_operator.box_name_key FROM PUBLIC');
+      await asSuperuser(boxes.adminUrl, 'INSERT INTO boxauth_operator.box_name_key (key) VALUES ($1)', [key]);
+      expect((await restarted.place('team-a', boxes.adminUrl, 'Database')).names.database).to.equal(a.database);
+    } finally {
+      await restarted.close();
+    }
+  });
 });
 
 describe("a box made in a schema of a shared database stays there until moved (pg_dump and psql: Debian's PostgreSQL 15)", function () {
