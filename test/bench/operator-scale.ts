@@ -532,7 +532,20 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
     log(`restart: ${JSON.stringify(restart)}`);
     if (process.env.DEBUG_STATUS) for (const l of next.logs) if (l.msg === 'DEBUG status write') log(JSON.stringify(l));
     const load = { start: loadAtStart, end: os.loadavg() };
-    return { boxes, clients, policies, isolation, cpus: os.cpus().length, load, storage, createSeconds, coldStart, quiet, applyToToken, restart };
+    return {
+      boxes,
+      clients,
+      policies,
+      isolation,
+      cpus: os.cpus().length,
+      load,
+      storage,
+      createSeconds,
+      coldStart,
+      quiet,
+      applyToToken,
+      restart,
+    };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -28,10 +28,12 @@ describe("the operator's connections to box databases", function () {
     // Each box asked at once; each answer counts the boxes' connections open as it is given (after a moment's sleep).
     const counts = await Promise.all(
       NAMESPACES.map(async (ns) => {
-        const { rows } = await databases.pool(ns)!.query<{ n: number }>(
-          `SELECT pg_sleep(0.3)::text AS slept, (SELECT count(*)::int FROM pg_stat_activity WHERE usename = ANY($1)) AS n`,
-          [roles],
-        );
+        const { rows } = await databases
+          .pool(ns)!
+          .query<{ n: number }>(
+            `SELECT pg_sleep(0.3)::text AS slept, (SELECT count(*)::int FROM pg_stat_activity WHERE usename = ANY($1)) AS n`,
+            [roles],
+          );
         return rows[0]!.n;
       }),
     );
