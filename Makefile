@@ -325,11 +325,12 @@ bench-peers: dist/.built /usr/bin/wrk test-tools ## Ory Hydra and Keycloak again
 bench-operator: dist/.built kube-binaries ## time from kubectl apply to a working token (p50/p99, 50 clients) and of a Secret rotation
 	node dist/test/bench/operator-latency.js
 
-bench-operator-scale: dist/.built kube-binaries ## the operator at 1,000 Boxes, 10,000 Clients, 10,000 AccessPolicies: cold start, quiet requests, apply → token, restart (OPERATOR_SCALE="--quick" or "--boxes N --clients N --policies N")
+bench-operator-scale: dist/.built kube-binaries ## the operator at 1,000 Boxes, 10,000 Clients, 10,000 AccessPolicies: cold start, quiet requests, apply → token, restart, disk (OPERATOR_SCALE="--quick" or "--boxes N --clients N --policies N"; "--isolation Schema")
 	node dist/test/bench/operator-scale.js $(OPERATOR_SCALE)
 
 # Sizes: BENCH_TENANTS_BOXES (200), BENCH_TENANTS_ACTIVE (100), BENCH_TENANTS_IDLE_SECONDS (20), and make
-# bench's BENCH_SECONDS etc.; BENCH_TENANTS_ARGS=--operator (or --operator-quick) adds the operator's figures.
+# bench's BENCH_SECONDS etc.; BENCH_TENANTS_ISOLATION=Schema gives each box a schema of one database rather than a
+# database of its own; BENCH_TENANTS_ARGS=--operator (or --operator-quick) adds the operator's figures.
 bench-tenants: dist/.built /usr/bin/wrk ## hosted boxes against a dedicated box: 1 and 100 boxes of a host under make bench's load (ratios), RSS and connections per idle box, first token of a closed box; writes bench-tenants-results.json
 	node dist/test/bench/tenants.js $(BENCH_TENANTS_ARGS)
 

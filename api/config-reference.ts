@@ -66,7 +66,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_DATABASE_DIRECT_URL'],
     default: '`DATABASE_URL`',
     meaning:
-      'the same database reached directly, when `DATABASE_URL` goes through a transaction-mode pooler (PgBouncer): the change feed (`LISTEN`) and migrations (a session advisory lock) connect here. Several hosts as in `DATABASE_URL`',
+      'the same database reached directly, when `DATABASE_URL` goes through a transaction-mode pooler (PgBouncer): the change feed (`LISTEN`), the upkeep (a lease held by its connection) and migrations connect here. Several hosts as in `DATABASE_URL`',
   },
   {
     names: ['BOXAUTH_DATABASE_PREPARED_STATEMENTS'],
@@ -508,7 +508,8 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
   {
     names: ['DATABASE_URL'],
     default: "`make run`'s embedded PostgreSQL",
-    meaning: 'a `postgres://` URL where box schemas and roles are created: a superuser, or a role with `CREATEROLE` that owns the database',
+    meaning:
+      'a `postgres://` URL where box databases (or schemas) and roles are created: a superuser, or a role with `CREATEROLE` (and `CREATEDB`, for databases of their own) that owns the database',
   },
   {
     names: ['BOXAUTH_DATA_DIR'],
@@ -525,6 +526,12 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
     default: 'none',
     meaning:
       "`host[:port]` of a PgBouncer in transaction mode in front of that database (a CloudNativePG Pooler's Service): the box API pods send their queries there (`DATABASE_URL`), and reach the database itself only for the change feed and migrations (`BOXAUTH_DATABASE_DIRECT_URL`). Boxes with `spec.database` are not concerned",
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_BOX_ISOLATION'],
+    default: '`Database`',
+    meaning:
+      "where a new box goes, there and through a Box's `spec.database.secretRef`: `Database`, a database of its own, owned by the box's role and closed to every other (the operator's user needs `CREATEDB`); `Schema`, a schema of that database, beside the other boxes, whose roles then read its schema, table and statistics names in the catalogs. A box keeps living where it was made, whatever the setting (`status.database.isolation`; [moving one](../guides/upgrading.md#a-database-of-its-own-for-each-box)). A Box naming a CloudNativePG Cluster has the Cluster's database ([what a box's role reaches](../kubernetes/resources.md))",
   },
   {
     names: ['BOXAUTH_OPERATOR_BOX_IMAGE'],
@@ -588,7 +595,7 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
   {
     names: ['BOXAUTH_OPERATOR_RESYNC_SECONDS'],
     default: '`60`',
-    meaning: 'period of the full pass that repairs drift in box databases',
+    meaning: 'period of the pass that repairs drift in box databases, a slice of the namespaces each second',
   },
   {
     names: ['BOXAUTH_OPERATOR_RELIST_SECONDS'],

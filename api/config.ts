@@ -74,7 +74,7 @@ export interface Config {
   baseUrl: string;
   box: string;
   databaseUrl: string | undefined;
-  /** Where the change feed (LISTEN) and migrations (a session's advisory lock) connect: PostgreSQL itself, never a transaction pooler. */
+  /** Where the change feed (LISTEN), the upkeep (a lease held by its connection) and migrations connect: PostgreSQL itself, never a transaction pooler. */
   databaseDirectUrl: string | undefined;
   /** The deadline of a database connection, and of each check of the host in use (api/db/locator.ts). */
   dbConnectTimeoutMs: number;

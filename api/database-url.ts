@@ -67,11 +67,15 @@ function partsOf(url: string, name: string): Parts {
   };
 }
 
-/** `url` with another user and password, and (when given) other hosts (`db-1:5432,db-2:5432`): one or several hosts alike. */
-export function rewriteDatabaseUrl(url: string, change: { user: string; password: string; hosts?: string }): string {
+/**
+ * `url` with another user and password, and (when given) other hosts (`db-1:5432,db-2:5432`; one or several hosts
+ * alike) and another database.
+ */
+export function rewriteDatabaseUrl(url: string, change: { user: string; password: string; hosts?: string; database?: string }): string {
   const { scheme, hostspec, path, query } = partsOf(url, 'the database URL');
   const userinfo = `${encodeURIComponent(change.user)}:${encodeURIComponent(change.password)}@`;
-  return `${scheme}://${userinfo}${change.hosts ?? hostspec}${path}${query ?? ''}`;
+  const database = change.database === undefined ? path : `/${encodeURIComponent(change.database)}`;
+  return `${scheme}://${userinfo}${change.hosts ?? hostspec}${database}${query ?? ''}`;
 }
 
 export function parseDatabaseUrl(url: string, name = 'DATABASE_URL'): DatabaseUrl {

@@ -28,7 +28,7 @@ export { parseDatabaseUrl, rewriteDatabaseUrl } from './database-url.js';
 
 // A box's database: the operator makes its schema and role, migrates it, and runs an embedded
 // PostgreSQL where no database is given.
-export { createPool, withTransaction, type Pool, type Queryable } from './db/pool.js';
+export { ConnectionBudget, createPool, withTransaction, type Pool, type Queryable } from './db/pool.js';
 export { migrate } from './db/migrate.js';
 export { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 

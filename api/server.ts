@@ -77,7 +77,7 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
     databaseUrl = embedded.url;
     stopDatabase = embedded.stop;
   }
-  // Migrations hold a session's advisory lock: through PostgreSQL itself, never a transaction pooler.
+  // Migrations: through PostgreSQL itself, never a transaction pooler.
   const pool = createPool(config.databaseDirectUrl ?? databaseUrl, 2);
   try {
     const applied = await migrate(pool);
@@ -204,7 +204,7 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
     ...(options.hosted ? { idleMs: HOSTED_IDLE_CONNECTION_MS } : {}),
   });
   if (options.hosted) warm(pool, Math.min(HOSTED_WARM_CONNECTIONS, config.dbPoolSize));
-  // The upkeep holds a session's advisory lock across its statements (api/store/upkeep.ts): not through a pooler either.
+  // The upkeep holds a lease by its connection across its statements (api/store/upkeep.ts): not through a pooler either.
   const upkeepPool = direct === locator ? pool : createPool(direct, 1, { statementTimeoutMs: config.dbStatementTimeoutMs });
   const feed = new ChangeFeed(direct, log, config.outageMemorySeconds * 1000, direct === locator ? [] : [locator]);
   await feed.start().catch(async (err: unknown) => {

@@ -3,6 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { bool, ConfigError, type Env, int, listenHost, LOG_LEVELS, matching, oneOf, str } from '../api/public.js';
+import { BOX_ISOLATIONS, type BoxIsolation } from './boxdb-names.js';
 
 export interface OperatorConfig {
   /** Where box schemas and roles are created; unset: the embedded PostgreSQL of `make run`. */
@@ -12,6 +13,8 @@ export interface OperatorConfig {
   boxDatabaseHost: string | undefined;
   /** host[:port] of a transaction pooler in front of it, where the box API pods send their queries; unset: none. */
   boxDatabasePoolerHost: string | undefined;
+  /** Where a new box goes through an administrative URL: a database of its own, or a schema of the shared one. */
+  boxIsolation: BoxIsolation;
   boxImage: string;
   boxImagePullPolicy: string;
   /** Boxes run boxImage only: a Box with another spec.image is refused. */
@@ -112,6 +115,7 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     dataDir: path.resolve(str(env, 'BOXAUTH_DATA_DIR') ?? '.boxauth'),
     boxDatabaseHost: hostPort(env, 'BOXAUTH_OPERATOR_BOX_DATABASE_HOST'),
     boxDatabasePoolerHost: hostPort(env, 'BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST'),
+    boxIsolation: oneOf(env, 'BOXAUTH_OPERATOR_BOX_ISOLATION', BOX_ISOLATIONS, 'Database'),
     boxImage: str(env, 'BOXAUTH_OPERATOR_BOX_IMAGE') ?? DEFAULT_BOX_IMAGE,
     boxImagePullPolicy: oneOf(env, 'BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY', PULL_POLICIES, 'IfNotPresent'),
     pinBoxImage: bool(env, 'BOXAUTH_OPERATOR_PIN_BOX_IMAGE', false),

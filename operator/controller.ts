@@ -4,7 +4,9 @@
 // Skip rule: a key whose object was reconciled to Ready at this generation, with
 // the same dependencies (Secrets' resourceVersions, the Box's state: see
 // fingerprint()), is not worked on again; the periodic resync rechecks it
-// (recheck(): its database only, since Kubernetes announces the rest).
+// (recheck(): its database only, since Kubernetes announces the rest), or leaves
+// that to its Box's recheck (sweptByBox(): the records of a box, looked at in one
+// query per kind rather than one reconcile each).
 import type { Logger } from '../api/public.js';
 import type { Clock } from './clock.js';
 import { findCondition, setCondition, type Condition, type NewCondition } from './conditions.js';
@@ -98,10 +100,32 @@ export abstract class Controller<T extends Resource> {
     for (const obj of this.informer.list(namespace)) this.enqueue(namespace, obj.metadata.name);
   }
 
-  /** Forces a full reconcile of every object (drift repair). */
-  resync(): void {
-    // Behind every change: a Client applied now is not held by the thousands of objects looked at again.
-    for (const obj of this.informer.list()) this.enqueue(obj.metadata.namespace!, obj.metadata.name, true, true);
+  /**
+   * Forces a full reconcile (drift repair) of every object of the namespaces `inSlice` takes (the resync goes
+   * through them a slice at a time: resyncSlices()), but those its Box's recheck looks at.
+   */
+  resync(inSlice: (namespace: string) => boolean = () => true): void {
+    for (const obj of this.informer.list()) {
+      const namespace = obj.metadata.namespace!;
+      if (!inSlice(namespace) || this.sweptByBox(obj)) continue;
+      // Behind every change: a Client applied now is not held by the thousands of objects looked at again.
+      this.enqueue(namespace, obj.metadata.name, true, true);
+    }
+  }
+
+  /** Whether the object is in Ready as this process last reconciled it, nothing it depends on changed since. */
+  protected isSynced(obj: T): boolean {
+    const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+    return (
+      !obj.metadata.deletionTimestamp &&
+      obj.status?.observedGeneration === obj.metadata.generation &&
+      this.synced.get(key) === `${obj.metadata.generation}|${this.fingerprint(obj)}`
+    );
+  }
+
+  /** An object the periodic resync leaves to its Box's recheck (RecordController.sweep): none by default. */
+  protected sweptByBox(_obj: T): boolean {
+    return false;
   }
 
   start(workers: number): void {

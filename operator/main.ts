@@ -139,6 +139,7 @@ async function main(): Promise<void> {
         adminUrl,
         boxDatabaseHost: config.boxDatabaseHost,
         boxDatabasePoolerHost: config.boxDatabasePoolerHost,
+        boxIsolation: config.boxIsolation,
         image: config.boxImage,
         imagePullPolicy: config.boxImagePullPolicy,
         pinImage: config.pinBoxImage,

@@ -6,10 +6,12 @@
 //   owns it (a rotated client secret, a deleted generated Secret);
 // - a change of a Deployment the operator wrote enqueues its Box (availability,
 //   or repair of an edit).
-// Every resyncMs, every object is enqueued with force, so drift in a box's
-// database is repaired even though no Kubernetes event announces it; an object
-// whose inputs are unchanged is only rechecked there (Controller.recheck), with
-// no request to the API server.
+// Every resyncMs, every object is enqueued with force, a slice of the namespaces
+// each second (ResyncSchedule), so drift in a box's database is repaired even
+// though no Kubernetes event announces it; an object whose inputs are unchanged
+// is only rechecked there (Controller.recheck), with no request to the API
+// server, and the records of a box in one query per kind at its Box's recheck
+// (RecordController.sweep).
 import type { Logger } from '../api/public.js';
 import { PostgresBoxDatabases, type BoxDatabases } from './boxdb.js';
 import { systemClock, type Clock } from './clock.js';
@@ -40,6 +42,7 @@ import {
 } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { MANAGED_LABELS } from './owned.js';
+import { ResyncSchedule } from './resync.js';
 
 /** The host's Deployment or registry Secret (in the operator's namespace, made by the operator). */
 const isHostObject = (obj: KObject): boolean =>
@@ -112,6 +115,9 @@ export class Manager {
     };
     boxes.on((_e, box) => records(box.metadata.namespace!));
     this.boxes.onReady(records);
+    for (const kind of [this.clients, this.policies, this.apps, this.identityProviders, this.webhooks]) {
+      this.boxes.onRecheck((namespace, pool) => kind.sweep(namespace, pool));
+    }
     secrets.on((_e, secret) => {
       const ns = secret.metadata.namespace!;
       for (const name of this.clients.clientsUsingSecret(ns, secret.metadata.name)) this.clients.enqueue(ns, name);
@@ -152,15 +158,17 @@ export class Manager {
     this.apps.start(workers);
     this.identityProviders.start(workers);
     this.webhooks.start(workers);
+    const schedule = new ResyncSchedule(this.config.resyncMs);
     this.resyncTimer = setInterval(() => {
-      this.boxes.resync();
-      this.boxes.hosts.enqueue();
-      this.clients.resync();
-      this.policies.resync();
-      this.apps.resync();
-      this.identityProviders.resync();
-      this.webhooks.resync();
-    }, this.config.resyncMs);
+      const { first, inSlice } = schedule.next();
+      this.boxes.resync(inSlice);
+      if (first) this.boxes.hosts.enqueue();
+      this.clients.resync(inSlice);
+      this.policies.resync(inSlice);
+      this.apps.resync(inSlice);
+      this.identityProviders.resync(inSlice);
+      this.webhooks.resync(inSlice);
+    }, schedule.intervalMs);
     this.started = true;
   }
 

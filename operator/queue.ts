@@ -48,6 +48,11 @@ export class WorkQueue {
     return this.ready.length + this.later.length;
   }
 
+  /** Keys being worked on. */
+  get active(): number {
+    return this.processing.size;
+  }
+
   add(key: string, opts: { force?: boolean; background?: boolean } = {}): void {
     if (this.stopping) return;
     if (opts.force) this.forced.add(key);

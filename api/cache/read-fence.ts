@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../db/pool.js';
 import type { ChangeFeed } from '../db/notify.js';
-import { sendFence } from '../store/fences.js';
+import { sendFence } from '../store/box-channel.js';
 
 /** A fence not heard back within this long is given up: the caller reads from the database. */
 const FENCE_TIMEOUT_MS = 2000;
@@ -68,7 +68,7 @@ export class ReadFence {
     try {
       // Both awaited at once: `back` may fail while the query still waits (for a pool connection,
       // say), and a rejection nobody awaits yet would end the process.
-      await Promise.all([sendFence(this.pool, this.feed.schema, token), back]);
+      await Promise.all([sendFence(this.pool, this.feed.channel, token), back]);
     } finally {
       clearTimeout(timer);
       this.waiting.delete(token);

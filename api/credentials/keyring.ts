@@ -169,7 +169,7 @@ export class Keyring {
    * Makes sure each algorithm has a key that signs: for the algorithm of
    * BOXAUTH_SIGNING_KEY that key, else a generated one, replaced when older than
    * the rotation period (retiring the old one of its algorithm only). Runs under
-   * an advisory lock so processes starting together create one key each, not several.
+   * the box's lock of its keys so processes starting together create one key each, not several.
    * Answers the rotations it made.
    */
   async ensureActive(now = new Date()): Promise<Rotation[]> {

@@ -57,6 +57,44 @@ export interface LocatedClientOptions {
    * sends each transaction to any server connection, where a statement prepared on another is unknown.
    */
   namedStatements: boolean;
+  /** Connections shared with other pools (./pool.ts ConnectionBudget): a new one waits for a slot. */
+  budget?: ConnectionBudget;
+}
+
+/**
+ * At most `max` connections open at once across every pool given the budget (the operator's, one
+ * pool per box: a thousand boxes looked at in turn must not open more connections than the
+ * server allows). A connection that would be one more waits until another closes.
+ */
+export class ConnectionBudget {
+  private taken = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly max: number) {}
+
+  /** Connections open (or opening) now. */
+  get open(): number {
+    return this.taken;
+  }
+
+  /** Connections waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** A slot, once one is free; the function returned gives it back (again: nothing). */
+  async take(): Promise<() => void> {
+    if (this.taken < this.max) this.taken++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // handed over with its count
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.taken--;
+    };
+  }
 }
 
 type QueryCallback = (err: Error | undefined, result?: unknown) => void;
@@ -96,6 +134,18 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
     }
 
     private async connectToLocated(): Promise<pg.Client> {
+      const giveBack = await options.budget?.take();
+      try {
+        await this.connectInBudget();
+      } catch (err) {
+        giveBack?.();
+        throw err;
+      }
+      if (giveBack) this.once('end', giveBack);
+      return this;
+    }
+
+    private async connectInBudget(): Promise<void> {
       const located = await locator.find();
       if (located.host.host !== '') {
         this.host = located.host.host;
@@ -116,7 +166,6 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
         this.end().catch(() => undefined);
         throw err instanceof DatabaseUnreachable ? err : unreachable(located, err);
       }
-      return this;
     }
 
     // One wrapper for node-postgres' every form of query() (promise, callback, submittable): the

@@ -1,5 +1,8 @@
 // One LISTEN connection per process. Triggers on the box's tables announce every
 // change (see 001_core.sql); this turns them into events the caches subscribe to.
+// They announce on the box's own channel, whose name is a secret of the box kept in its
+// schema (migration 039): boxes may share a database, and any role of it may LISTEN, or
+// NOTIFY, on any channel it can name. The outboxes' wakes go on channels named after it.
 // While the connection is down, announcements are lost, so on reconnect every
 // subscriber is told to forget everything ('reset') rather than trust its cache.
 //
@@ -24,11 +27,22 @@
 import type pg from 'pg';
 import type { Logger } from '../log.js';
 import { CHECK_INTERVAL_MS, cut, type HostLocator } from './locator.js';
+import { OlderFeeds } from './older-feeds.js';
 
 /** Pings in a row without an answer after which the feed's connection is taken for dead. */
 const UNANSWERED_PINGS = 2;
-/** How the feed's connection is named in pg_stat_activity. */
-export const CHANGE_FEED_APPLICATION_NAME = 'boxauth change feed';
+/**
+ * How the feed's connection is named in pg_stat_activity: not as the feeds of the releases before
+ * migration 039 name theirs, which listen elsewhere (./older-feeds.ts). 039's boxauth_announce
+ * looks for both names.
+ */
+export const CHANGE_FEED_APPLICATION_NAME = 'boxauth box feed';
+
+/** The box's own channel, as SQL over the box's schema (a secret of the box: migration 039). */
+export const BOX_CHANNEL_SQL = "(SELECT value FROM box_settings WHERE name = 'change_channel')";
+
+/** The channel of the box's notices of `kind` (api/store/box-channel.ts wakes them): its own, suffixed. */
+export const noticeChannel = (boxChannel: string, kind: string): string => `${boxChannel}_${kind}`;
 
 export interface Change {
   table: string;
@@ -48,7 +62,8 @@ export class ChangeFeed {
   private readonly subscribers = new Map<Topic, ((...args: never[]) => void)[]>();
   private client: pg.Client | undefined;
   private stopped = false;
-  private currentSchema = '';
+  private boxChannel = '';
+  private readonly olderFeeds: OlderFeeds;
   private retryMs = 100;
   private retryTimer: NodeJS.Timeout | undefined;
   /** When the connection was lost (ms since the epoch); undefined while listening, or before the first connection. */
@@ -56,8 +71,8 @@ export class ChangeFeed {
   /** The database's answers (HostLocator.answers) when the connection was lost. */
   private answersAtLoss = 0;
   private pinger: NodeJS.Timeout | undefined;
-  /** Channels listened on beside the change feed's own (onNotice). */
-  private readonly channels = new Set<string>();
+  /** Kinds of notices listened for beside the changes (onNotice). */
+  private readonly notices = new Set<string>();
 
   constructor(
     private readonly locator: HostLocator,
@@ -67,6 +82,7 @@ export class ChangeFeed {
     /** The locators of pools that do not go where the feed goes (a pooler's): their answers count too. */
     private readonly otherLocators: HostLocator[] = [],
   ) {
+    this.olderFeeds = new OlderFeeds(log);
     // A new primary: listen there now rather than at the next retry.
     locator.on('found', () => {
       if (!this.client && this.retryTimer && !this.stopped) {
@@ -102,15 +118,17 @@ export class ChangeFeed {
   }
 
   /**
-   * Notifications on `channel` whose payload is this box's schema (a mail enqueued,
-   * api/store/mail-outbox.ts). Lost while the connection is down, as changes are: a listener
-   * that must not miss one also listens for 'reset', and looks for itself.
+   * Notices of `kind` the box's processes send each other (a mail enqueued: api/store/box-channel.ts
+   * wake), on the box's channel of that kind. Lost while the connection is down, as changes are: a
+   * listener that must not miss one also listens for 'reset', and looks for itself.
    */
-  onNotice(channel: string, handler: () => void): void {
-    this.subscribe(`notice:${channel}`, handler);
-    if (this.channels.has(channel)) return;
-    this.channels.add(channel);
-    this.client?.query(`LISTEN ${this.client.escapeIdentifier(channel)}`).catch(() => undefined); // a lost connection listens again on reconnect
+  onNotice(kind: string, handler: () => void): void {
+    this.subscribe(`notice:${kind}`, handler);
+    if (this.notices.has(kind)) return;
+    this.notices.add(kind);
+    const client = this.client;
+    // a lost connection listens again on reconnect
+    client?.query(`LISTEN ${client.escapeIdentifier(noticeChannel(this.boxChannel, kind))}`).catch(() => undefined);
   }
 
   /** A read fence came back (api/cache/read-fence.ts). */
@@ -121,15 +139,20 @@ export class ChangeFeed {
   private async connect(): Promise<void> {
     const { client } = await this.locator.connected({ application_name: CHANGE_FEED_APPLICATION_NAME });
     client.on('notification', (msg) => {
-      if (msg.channel === 'boxauth') this.dispatch(msg.payload);
-      else if (msg.payload === this.currentSchema) this.publish(`notice:${msg.channel}`);
+      if (msg.channel === this.boxChannel) this.dispatch(client, msg.payload);
+      else {
+        const kind = [...this.notices].find((k) => msg.channel === noticeChannel(this.boxChannel, k));
+        if (kind !== undefined) this.publish(`notice:${kind}`);
+      }
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     try {
-      this.currentSchema = (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
-      await client.query('LISTEN boxauth');
-      for (const channel of this.channels) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+      const { rows } = await client.query<{ c: string | null }>(`SELECT ${BOX_CHANNEL_SQL} AS c`);
+      if (!rows[0]!.c) throw new Error("the box's schema has no change channel: its migrations are not all applied");
+      this.boxChannel = rows[0]!.c;
+      await client.query(`LISTEN ${client.escapeIdentifier(this.boxChannel)}`);
+      for (const kind of this.notices) await client.query(`LISTEN ${client.escapeIdentifier(noticeChannel(this.boxChannel, kind))}`);
     } catch (err) {
       // Refused (a server that became a standby since it was found: "cannot execute LISTEN during recovery"), or
       // broken: a connection that does not listen is not kept, else each retry would leave one more behind.
@@ -140,9 +163,14 @@ export class ChangeFeed {
     this.lostAt = undefined;
     this.retryMs = 100;
     this.ping(client);
+    // Changes announced before it listened reached no feed of this release: the older ones forget theirs too.
+    this.olderFeeds.cut(client);
   }
 
-  /** Pings `client` while it is the feed's; cuts it when UNANSWERED_PINGS in a row go unanswered. */
+  /**
+   * Pings `client` while it is the feed's; cuts it when UNANSWERED_PINGS in a row go unanswered.
+   * The ping looks for the feeds of older releases (./older-feeds.ts).
+   */
   private ping(client: pg.Client): void {
     let unanswered = 0;
     clearInterval(this.pinger);
@@ -154,7 +182,7 @@ export class ChangeFeed {
         return;
       }
       unanswered++;
-      client.query('SELECT 1').then(
+      this.olderFeeds.look(client).then(
         () => {
           unanswered = 0;
         },
@@ -168,17 +196,21 @@ export class ChangeFeed {
     return this.otherLocators.reduce((sum, l) => sum + l.answers, this.locator.answers);
   }
 
-  private dispatch(payload: string | undefined): void {
+  private dispatch(client: pg.Client, payload: string | undefined): void {
     if (!payload) return;
-    let change: Change & { schema: string; fence?: string };
+    let change: Change & { fence?: string };
     try {
-      change = JSON.parse(payload) as Change & { schema: string; fence?: string };
+      change = JSON.parse(payload) as Change & { fence?: string };
     } catch {
       return;
     }
-    if (change.schema !== this.currentSchema) return; // another box sharing the database
-    if (change.fence !== undefined) this.publish('fence', change.fence);
-    else this.publish(`change:${change.table}`, change);
+    // Only the box's triggers and processes know its channel: no need to look whose schema it names.
+    if (change.fence !== undefined) {
+      this.publish('fence', change.fence);
+    } else {
+      this.publish(`change:${change.table}`, change);
+      this.olderFeeds.heard(client);
+    }
   }
 
   private lost(client: pg.Client, err?: Error): void {
@@ -223,9 +255,9 @@ export class ChangeFeed {
     );
   }
 
-  /** The box's schema: announcements name it, since boxes may share a database. */
-  get schema(): string {
-    return this.currentSchema;
+  /** The box's own channel, where changes are announced and read fences sent (api/cache/read-fence.ts). */
+  get channel(): string {
+    return this.boxChannel;
   }
 
   /** True while notifications can arrive; caches must not be trusted otherwise. */

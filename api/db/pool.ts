@@ -3,7 +3,9 @@
 // Connections go to the host of the database URL that fits its target_session_attrs
 // (./locator.ts), and keep a deadline per statement (./located-client.ts).
 import pg from 'pg';
-import { locatedClientClass } from './located-client.js';
+import { locatedClientClass, type ConnectionBudget } from './located-client.js';
+
+export { ConnectionBudget } from './located-client.js';
 import { HostLocator } from './locator.js';
 import { parseDatabaseUrl } from '../database-url.js';
 
@@ -37,10 +39,14 @@ export interface PoolOptions {
   schema?: string;
   /** The longest one statement may run before it is canceled (0: no deadline, as for migrations). */
   statementTimeoutMs?: number;
+  /** The longest a statement waits for a lock (PostgreSQL's lock_timeout), when shorter than its deadline matters. */
+  lockTimeoutMs?: number;
   /** false through a transaction pooler: statements are parsed at each use (./located-client.ts). */
   namedStatements?: boolean;
   /** How long an idle connection stays open (default 30 s; a host's boxes and the operator's let go sooner). */
   idleMs?: number;
+  /** Connections this pool shares with others (the operator's box pools): at most its max open at once. */
+  budget?: ConnectionBudget;
 }
 
 /** A locator of its own for a URL (no watch: whoever needs one watches its own locator). */
@@ -56,11 +62,12 @@ export function createPool(database: string | HostLocator, max: number, options:
     Client: locatedClientClass(locator, {
       statementTimeoutMs: options.statementTimeoutMs ?? 0,
       namedStatements: options.namedStatements ?? true,
+      ...(options.budget ? { budget: options.budget } : {}),
     }),
     max,
     idleTimeoutMillis: options.idleMs ?? 30_000,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+    ...(startupOptions(options) ? { options: startupOptions(options) } : {}),
   });
   // A connection that dies (PostgreSQL stopped, crashed, failed over) emits 'error' on its
   // client, and an 'error' nobody listens to ends the process. The pool listens only while a
@@ -72,6 +79,14 @@ export function createPool(database: string | HostLocator, max: number, options:
   pool.on('connect', (client) => client.on('error', ignore));
   pool.on('error', ignore);
   return pool;
+}
+
+/** The settings a connection of the pool starts with (libpq's `options`). */
+function startupOptions(options: PoolOptions): string {
+  return [
+    ...(options.schema ? [`-c search_path=${options.schema}`] : []),
+    ...(options.lockTimeoutMs ? [`-c lock_timeout=${options.lockTimeoutMs}`] : []),
+  ].join(' ');
 }
 
 /** `work` on one connection of the pool, given back afterwards (the pool drops it if it broke meanwhile). */

@@ -1,5 +1,5 @@
 // Background upkeep: delete sessions that stopped mattering, and keys no live
-// token needs. One process of a box does it at a time (advisory lock); the rest skip.
+// token needs. One process of a box does it at a time (the upkeep's lease); the rest skip.
 // The refused decisions kept for `boxauth explain` are bounded by age and by rows
 // (BOXAUTH_DECISION_MAX_ROWS), and every process measures them at each run, so that
 // whichever is scraped says how full the record is.

@@ -3,7 +3,7 @@
 // told (NOTIFY at the commit of an event or a notice) and every POLL_MS anyway (a notification lost
 // with a connection, a retry come due).
 //
-// Dispatch: one transaction at a time per box (an advisory lock), taking the oldest events in
+// Dispatch: one transaction at a time per box (a lock of the box's), taking the oldest events in
 // order, asking every kind for its notices, writing them and removing the events: an event is
 // fanned out once, whole, or not yet. A give-up is never fanned out to the destination it is about,
 // and the give-up of a notice that told of a give-up is fanned out to no one (no loops).

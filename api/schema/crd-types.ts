@@ -132,7 +132,7 @@ export interface BoxSpec {
        */
       name: string;
       /**
-       * A CloudNativePG Pooler (PgBouncer) of type rw in this namespace for that Cluster: the API pods send their queries through its Service (DATABASE_URL), and reach the primary directly (the -rw Service, BOXAUTH_DATABASE_DIRECT_URL) only for what a transaction pooler cannot carry: the change feed (LISTEN/NOTIFY) and migrations (a session lock). Unset: every connection goes to the -rw Service.
+       * A CloudNativePG Pooler (PgBouncer) of type rw in this namespace for that Cluster: the API pods send their queries through its Service (DATABASE_URL), and reach the primary directly (the -rw Service, BOXAUTH_DATABASE_DIRECT_URL) only for what a transaction pooler cannot carry: the change feed (LISTEN/NOTIFY), the upkeep (a lease its connection holds) and migrations. Unset: every connection goes to the -rw Service.
        */
       pooler?: string;
     };

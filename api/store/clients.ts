@@ -7,6 +7,7 @@ import { withTransaction, type Pool, type Queryable, type Transaction } from '..
 import type { Client } from '../types.js';
 import { ResourceTable, type Stored } from './resources.js';
 import { closeGrants, type SessionRow } from './sessions.js';
+import { lockForTransaction } from './box-locks.js';
 
 type Removed = { removed: Stored<Client>; closed: SessionRow[] };
 
@@ -62,7 +63,7 @@ export async function registerClientFrom(
   perHour: number,
 ): Promise<Stored<Client> | undefined> {
   return withTransaction(pool, async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.register.' || current_schema() || '.' || $1))", [address]);
+    await lockForTransaction(tx, 'register', address);
     const { rows } = await tx.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM clients
        WHERE resource->'registration'->>'kind' = 'dynamic' AND resource->'registration'->>'address' = $1

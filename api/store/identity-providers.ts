@@ -4,6 +4,7 @@
 import type { Queryable, Transaction } from '../db/pool.js';
 import type { IdentityProvider } from '../types.js';
 import { ResourceTable, type Stored, type WriteOptions } from './resources.js';
+import { lockForTransaction } from './box-locks.js';
 
 /**
  * Where a provider's identities come from: its type and what names its issuer (the OpenID issuer,
@@ -195,10 +196,7 @@ export async function takeUpstreamSignIn(db: Queryable, stateHash: Buffer): Prom
  * sign-ins racing would both find it unlinked, and both make a person.
  */
 export async function lockUpstreamIdentity(tx: Transaction, provider: string, subject: string): Promise<void> {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.upstream.' || current_schema() || '/' || $1 || '/' || $2))", [
-    provider,
-    subject,
-  ]);
+  await lockForTransaction(tx, 'upstream', JSON.stringify([provider, subject]));
 }
 
 /** Every provider, as the sign-in pages list them (secrets left sealed). */

@@ -1,6 +1,7 @@
 // Signing keys of the box's JWTs (access tokens and ID tokens), one active per algorithm.
 import type { JsonWebKey } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
+import { lockForTransaction } from './box-locks.js';
 
 export interface KeyRow {
   id: string;
@@ -37,7 +38,7 @@ const fromDb = (r: DbRow): KeyRow => ({
  * each read the keys and would otherwise each create one (api/credentials/keyring.ts ensureActive).
  */
 export async function lockKeyRotation(tx: Queryable): Promise<void> {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.keys.' || current_schema()))");
+  await lockForTransaction(tx, 'keys');
 }
 
 export async function listKeys(db: Queryable): Promise<KeyRow[]> {

@@ -6,6 +6,7 @@
 // after the lease. `attempts`, counted up by each claim, says whose lease a row is under: a
 // process whose lease ran out and was taken over changes the row no more (sentMail, retryMail).
 import type { Queryable } from '../db/pool.js';
+import { wake } from './box-channel.js';
 import type { CredentialKind } from '../factor-kinds.js';
 
 /**
@@ -19,12 +20,8 @@ export interface FactorDetail {
   name?: string;
 }
 
-/**
- * The channel the outboxes of every box sharing the database listen on; the payload is the
- * schema of the box the mail is for. Not one channel per schema: a channel name is at most 63
- * bytes, and a box's schema may be 63 characters (operator/boxdb.ts).
- */
-export const MAIL_CHANNEL = 'boxauth_mail';
+/** The kind of notice the box's processes are woken with when a mail is enqueued (ChangeFeed.onNotice). */
+export const MAIL_CHANNEL = 'mail';
 
 export interface MailRequest {
   /**
@@ -49,7 +46,7 @@ export async function enqueueMail(db: Queryable, mail: MailRequest): Promise<voi
     mail.detail ?? null,
   ]);
   // The outboxes of the box's processes hear of it at once (api/mail/outbox.ts listens).
-  await db.query(`SELECT pg_notify('${MAIL_CHANNEL}', current_schema())`);
+  await wake(db, MAIL_CHANNEL);
 }
 
 /** A mail taken from the outbox, its lease running. */

@@ -1,7 +1,7 @@
 // The outbox of notices (migration 030, api/notices/): its events, written in the transaction of
 // the change they report, and the notices the dispatcher makes of them, one per destination.
 //
-// Events are fanned out one batch at a time per box, under an advisory lock of the box's schema,
+// Events are fanned out one batch at a time per box, under a lock of the box's (./box-locks.ts),
 // so notices are made in the order of their events. A sender takes the head of each queue only (a
 // destination's notices about one subject), by moving its next_attempt_at a lease ahead
 // (claimNotices): one notice in flight per destination and subject, the rest waiting behind it in
@@ -11,40 +11,31 @@
 import type { AuditEvent } from '../audit.js';
 import type { Queryable, Transaction } from '../db/pool.js';
 import type { BoxEvent, EventFacts, Notice, NoticeDraft, NoticeKindName } from '../notices/kinds.js';
+import { wake } from './box-channel.js';
+import { tryLockForTransaction } from './box-locks.js';
 
-/**
- * The channels the dispatchers (new events) and the senders (new notices) of every box sharing the
- * database listen on; the payload is the schema of the box, as for ./mail-outbox.ts MAIL_CHANNEL.
- */
-export const NOTICE_EVENT_CHANNEL = 'boxauth_notice_events';
-export const NOTICE_CHANNEL = 'boxauth_notices';
-
-/** Tells the box's processes that events or notices wait (at commit of `db`'s transaction). */
-async function wake(db: Queryable, what: 'event' | 'notice'): Promise<void> {
-  await db.query(`SELECT pg_notify('${what === 'event' ? NOTICE_EVENT_CHANNEL : NOTICE_CHANNEL}', current_schema())`);
-}
+/** The kinds of notice the dispatchers (new events) and the senders (new notices) of the box are woken with (ChangeFeed.onNotice). */
+export const NOTICE_EVENT_CHANNEL = 'notice_events';
+export const NOTICE_CHANNEL = 'notices';
 
 /** An event for the outbox, in `tx` with the change it reports. */
 export async function insertNoticeEvent(tx: Queryable, event: AuditEvent, facts: EventFacts): Promise<void> {
   await tx.query('INSERT INTO notice_events (event, facts) VALUES ($1, $2)', [JSON.stringify(event), JSON.stringify(facts)]);
-  await wake(tx, 'event');
+  await wake(tx, NOTICE_EVENT_CHANNEL);
 }
 
 /** Events kept in a batch of the audit trail (api/store/audit-events.ts), written: the box's processes hear of them. */
 export async function noticeEventsWritten(db: Queryable): Promise<void> {
-  await wake(db, 'event');
+  await wake(db, NOTICE_EVENT_CHANNEL);
 }
-
-/** The lock of the box's fan-out: one transaction at a time per box (its schema), across its processes. */
-const FAN_OUT_LOCK = "hashtextextended(current_schema() || '.notice_events', 0)";
 
 /**
  * The oldest `limit` events, in order, to be fanned out in `tx` and removed with removeEvents; or
  * undefined when another transaction of the box holds the fan-out (it will take these too).
  */
 export async function claimEvents(tx: Transaction, limit: number): Promise<BoxEvent[] | undefined> {
-  const { rows: lock } = await tx.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${FAN_OUT_LOCK}) AS ok`);
-  if (!lock[0]!.ok) return undefined;
+  // The box's fan-out: one transaction at a time, across its processes.
+  if (!(await tryLockForTransaction(tx, 'notice_events'))) return undefined;
   const { rows } = await tx.query<{ id: string; at: Date; event: AuditEvent; facts: EventFacts }>(
     'SELECT id::text, at, event, facts FROM notice_events ORDER BY id LIMIT $1',
     [limit],
@@ -89,7 +80,7 @@ export async function insertNotices(
       drafts.map((d) => d.subject ?? ''),
     ],
   );
-  await wake(tx, 'notice');
+  await wake(tx, NOTICE_CHANNEL);
 }
 
 /** A notice that is not an event's fan-out (an SSF verification event), written in the caller's transaction `tx`. */
@@ -100,7 +91,7 @@ export async function enqueueNotice(tx: Queryable, kind: NoticeKindName, draft: 
     JSON.stringify(draft.payload),
     draft.subject ?? '',
   ]);
-  await wake(tx, 'notice');
+  await wake(tx, NOTICE_CHANNEL);
 }
 
 /** A notice taken from the outbox, with what only the outbox needs of it. */

@@ -5,6 +5,7 @@ import { ApiError } from '../errors.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../db/pool.js';
 import type { Meta } from '../types.js';
 import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
+import { lockForTransaction } from './box-locks.js';
 
 export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers' | 'webhooks';
 
@@ -17,6 +18,7 @@ interface Row {
   version: number;
   created_at: Date;
   updated_at: Date;
+  stamp?: string;
 }
 
 export interface Stored<T> {
@@ -25,6 +27,12 @@ export interface Stored<T> {
   secretHash: string | null;
   /** An identity provider's client secret or bind password, a Webhook's signing secret, sealed (api/credentials/sealing.ts). */
   secretSealed?: Buffer | null;
+  /**
+   * The row's stamp (PostgreSQL's xmin): another after any write to it, through the REST API, the
+   * operator or SQL by hand (which leaves `version` as it was). The operator's resync compares them
+   * (stamps()) to find records changed behind its back without reading each.
+   */
+  stamp?: string;
 }
 
 export interface WriteOptions {
@@ -55,6 +63,7 @@ function toStored<T>(row: Row): Stored<T> {
     managedBy: row.managed_by,
     secretHash: row.secret_hash ?? null,
     secretSealed: row.secret_sealed ?? null,
+    ...(row.stamp !== undefined ? { stamp: row.stamp } : {}),
   };
 }
 
@@ -74,7 +83,7 @@ export function managedConflict(kind: string, id: string, owner: string): ApiErr
  */
 export function withRecordWrites<T>(pool: Pool, work: (tx: Transaction) => Promise<T>): Promise<T> {
   return withTransaction(pool, async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.records.' || current_schema()))");
+    await lockForTransaction(tx, 'records');
     return work(tx);
   });
 }
@@ -90,7 +99,7 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
     // A prepared statement names its columns: `SELECT *` would fail on every connection that
     // prepared it ("cached plan must not change result type") once the next release adds a column
     // while this one still serves (docs/operations/upgrades.md).
-    const columns = `id, resource, managed_by, version, created_at, updated_at${secret ? `, ${secret}` : ''}`;
+    const columns = `id, resource, managed_by, version, created_at, updated_at, xmin::text AS stamp${secret ? `, ${secret}` : ''}`;
     const { rows } = await db.query<Row>({
       name: `read-${this.table}`,
       text: `SELECT ${columns} FROM ${this.table} WHERE id = $1`,
@@ -124,7 +133,7 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
         version = t.version + 1, updated_at = now()
       WHERE t.managed_by IS NOT DISTINCT FROM $3
         AND (t.resource IS DISTINCT FROM EXCLUDED.resource${hasSecret ? ` OR ($5 AND t.${column} IS DISTINCT FROM EXCLUDED.${column})` : ''}${extra.map((c) => ` OR t.${c.name} IS DISTINCT FROM EXCLUDED.${c.name}`).join('')})
-      RETURNING *, (xmax = 0) AS created`,
+      RETURNING *, xmin::text AS stamp, (xmax = 0) AS created`,
       params,
     );
     if (rows[0]) return { stored: toStored<T>(rows[0]), created: rows[0].created };
@@ -160,6 +169,12 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
     const page = orderAndPage(q, params, jsonbColumn(params));
     const { rows } = await db.query<Row>(`SELECT * FROM ${this.table} ${where} ${page}`, params);
     return { total, resources: rows.map((r) => toStored<T>(r).resource) };
+  }
+
+  /** Every record's stamp (Stored.stamp), by id: one query for a whole box, however many records it holds. */
+  async stamps(db: Queryable): Promise<Map<string, string>> {
+    const { rows } = await db.query<{ id: string; stamp: string }>(`SELECT id, xmin::text AS stamp FROM ${this.table}`);
+    return new Map(rows.map((r) => [r.id, r.stamp]));
   }
 
   async ids(db: Queryable): Promise<string[]> {

@@ -5,6 +5,7 @@ import type { SeenProof } from './dpop-proofs.js';
 import { randomBytesPooled } from '../random.js';
 import type { Session } from '../types.js';
 import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
+import { grantLocks } from './box-locks.js';
 
 export interface SessionRow {
   id: string;
@@ -252,14 +253,12 @@ export interface Refresh {
   refreshTokenExp: Date | null;
 }
 
-/**
- * The advisory lock of a grant (a session family), as SQL over a uuid
- * expression. Boxes may share a database (a schema each): the key names the
- * schema too. The lock serializes a grant's refreshes with its closing:
- * refreshes hold it shared (applyRefreshes, lockRefreshHolder), closeGrants
- * exclusively, always in key order so that no two wait on each other crosswise.
+/*
+ * The lock of a grant (a session family) is a row of the box's locks (./box-locks.ts grantLocks:
+ * the slot of the family), which serializes a grant's refreshes (applyRefreshes,
+ * insertChildSessions, the slow path's lockRefreshHolder) with its closing, always in slot order
+ * so that no two wait on each other crosswise.
  */
-const grantLockKey = (family: string): string => `hashtextextended('boxauth.grant.' || current_schema() || '.' || ${family}::text, 0)`;
 
 /**
  * The fewest rows a batch of applyRefreshes is sent with. PostgreSQL's plan cache
@@ -285,7 +284,7 @@ function padToPlannedBatch(count: number): <T>(values: T[]) => (T | null)[] {
  * touchRefreshToken would and its new session inserted; the others are left
  * alone. Returns the holders updated. A holder must appear at most once.
  *
- * The grants' locks are taken first, shared and in key order (closeGrants waits
+ * The grants' locks are taken first, in slot order (closeGrants waits
  * for them, so a close commits before or after this statement, never during),
  * keyed by the new rows' own `family`, not read from the holders: mint() gives a
  * refreshed session its holder's, and a holder is updated only if its family is
@@ -321,9 +320,7 @@ export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promi
     text: `WITH u AS (
        SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::boolean[], ${family}) AS u(id, refresh_token_exp, rotate, family)
      ), grants AS MATERIALIZED (
-       SELECT count(*) AS n FROM (
-         SELECT pg_advisory_xact_lock_shared(k) FROM (
-           SELECT DISTINCT ${grantLockKey('f')} AS k FROM unnest(${family}) f WHERE f IS NOT NULL ORDER BY k) keys) locked
+       SELECT ${grantLocks(family)} AS n
      ), touched AS (
        UPDATE sessions s SET refresh_token_exp = ${refreshExp},
          refresh_used_at = CASE WHEN u.rotate THEN now() END,
@@ -351,8 +348,8 @@ export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promi
  * (the group commit of SessionWriter.insertChild): each row's `parent` is the
  * session of the exchanged token and its `family` the parent's, so closing the
  * parent closes the child. Returns the ids inserted: a row whose parent is closed
- * or expired is left out. The grants' locks are taken shared, as applyRefreshes
- * takes them: a close (closeGrants, exclusive) commits before or after this
+ * or expired is left out. The grants' locks are taken as applyRefreshes
+ * takes them: a close (closeGrants) commits before or after this
  * statement, never during. Parents are locked FOR SHARE: one closed by a commit
  * while this statement waited is read again after the wait (READ COMMITTED) and
  * found closed; one closed later, by a close that waited for this statement, has
@@ -374,9 +371,7 @@ export async function insertChildSessions(db: Queryable, rows: SessionRow[]): Pr
   const { rows: inserted } = await db.query<{ id: string }>({
     name: 'insert-child-sessions',
     text: `WITH grants AS MATERIALIZED (
-       SELECT count(*) AS n FROM (
-         SELECT pg_advisory_xact_lock_shared(k) FROM (
-           SELECT DISTINCT ${grantLockKey('f')} AS k FROM unnest(${values.param('family')}) f WHERE f IS NOT NULL ORDER BY k) keys) locked
+       SELECT ${grantLocks(values.param('family'))} AS n
      ), parents AS MATERIALIZED (
        SELECT id, family FROM sessions WHERE id = ANY($${values.params.length + 1}::uuid[]) AND (SELECT n FROM grants) >= 0
          AND active AND (exp IS NULL OR exp > now())
@@ -438,12 +433,12 @@ export async function findByRefreshTokens(db: Queryable, hashes: Buffer[]): Prom
 
 /**
  * The session holding a refresh token, locked for the rest of the transaction
- * `tx`, and its grant with it: exclusively, as closeGrants does, since this slow
+ * `tx`, and its grant with it, as closeGrants takes it, since this slow
  * path may close the grant itself (reuse detection). Lock first, then the row:
  * a close that committed meanwhile is seen.
  */
 export async function lockRefreshHolder(tx: Transaction, hash: Buffer): Promise<SessionRow | undefined> {
-  await tx.query(`SELECT pg_advisory_xact_lock(${grantLockKey('family')}) FROM sessions WHERE refresh_token_hash = $1`, [hash]);
+  await tx.query(`SELECT ${grantLocks('(SELECT array_agg(family) FROM sessions WHERE refresh_token_hash = $1)')}`, [hash]);
   const { rows } = await tx.query<DbRow>('SELECT * FROM sessions WHERE refresh_token_hash = $1 FOR UPDATE', [hash]);
   return rows[0] && fromDb(rows[0]);
 }
@@ -503,17 +498,27 @@ function selecting(selector: CloseSelector): { where: string; value: string | nu
  */
 export async function closeGrants(tx: Transaction, selector: CloseSelector): Promise<SessionRow[]> {
   const { where, value } = selecting(selector);
-  await tx.query(
-    `SELECT pg_advisory_xact_lock(k) FROM (
-       SELECT DISTINCT ${grantLockKey('family')} AS k FROM sessions WHERE ${where} AND active ORDER BY k) keys`,
-    [value],
-  );
+  await tx.query(`SELECT ${grantLocks(`(SELECT array_agg(family) FROM sessions WHERE ${where} AND active)`)}`, [value]);
   // The sessions named and every session made from them (refreshed, or exchanged
   // by another client: a child shares its parent's family, so the locks above hold it too).
   const closing = `id IN (WITH RECURSIVE tree AS (
       SELECT id FROM sessions WHERE ${where} AND active
       UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id WHERE s.active) SELECT id FROM tree)`;
   const { rows } = await tx.query<DbRow>(`UPDATE sessions SET ${CLOSE} WHERE ${closing} AND active RETURNING *`, [value]);
+  // The releases before migration 039 lock grants elsewhere (advisory locks), so while one serves beside
+  // this one (a rolling update) its refresh may have held a holder this UPDATE waited for, and committed
+  // a new session after the UPDATE's snapshot: whatever was made from the sessions closed is closed too,
+  // by a statement that sees it. Once only that, in the common case: nothing is found.
+  for (let parents = rows.map((r) => r.id), passes = 0; parents.length && passes < 3; passes++) {
+    const { rows: made } = await tx.query<DbRow>(
+      `UPDATE sessions SET ${CLOSE} WHERE id IN (WITH RECURSIVE tree AS (
+         SELECT id FROM sessions WHERE parent = ANY($1::uuid[]) AND active
+         UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id WHERE s.active) SELECT id FROM tree) AND active RETURNING *`,
+      [parents],
+    );
+    rows.push(...made);
+    parents = made.map((r) => r.id);
+  }
   return rows.map(fromDb);
 }
 

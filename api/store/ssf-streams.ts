@@ -2,6 +2,7 @@
 // belongs to one receiver, and every read or write of one names that receiver, so a receiver never
 // reads, changes or learns of another's stream (a stream of another receiver is "not found").
 import type { Queryable, Transaction } from '../db/pool.js';
+import { lockForTransaction } from './box-locks.js';
 
 export type DeliveryMethod = 'urn:ietf:rfc:8935' | 'urn:ietf:rfc:8936';
 export type StreamStatus = 'enabled' | 'paused' | 'disabled';
@@ -54,7 +55,7 @@ const fromDb = (r: DbRow): StreamRow => ({
 
 /**
  * Makes a stream for `clientId` unless it has `limit` already. A lock of the receiver's is taken
- * first (an advisory lock for the transaction), so that concurrent creations of one receiver count
+ * first (a lock of the box's for the transaction, ./box-locks.ts), so that concurrent creations of one receiver count
  * one after another: a flood of them makes `limit` streams, never more. Undefined when the limit is reached.
  */
 export async function createStream(
@@ -64,7 +65,7 @@ export async function createStream(
   fields: StreamFields,
   limit: number,
 ): Promise<StreamRow | undefined> {
-  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 31))', [`ssf-streams/${clientId}`]);
+  await lockForTransaction(tx, 'ssf_stream', clientId);
   const { rows: counted } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM ssf_streams WHERE client_id = $1', [clientId]);
   if ((counted[0]?.n ?? 0) >= limit) return undefined;
   const { rows } = await tx.query<DbRow>(

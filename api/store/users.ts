@@ -4,6 +4,7 @@ import { emailKey } from '../input.js';
 import { isEmailAddress } from '../schema/people.js';
 import { foreignKeyViolation, uniqueViolation } from './constraints.js';
 import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
+import { lockForTransaction } from './box-locks.js';
 
 export interface GroupRef {
   id: number;
@@ -338,7 +339,7 @@ export async function backfillEmailKeys(pool: Pool): Promise<number[]> {
     try {
       return await withTransaction(pool, async (tx) => {
         // Processes starting at once take turns; a user written meanwhile may still take a key first (retried below).
-        await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.email_key.' || current_schema()))");
+        await lockForTransaction(tx, 'email_key');
         const { rows } = await tx.query<{ id: number; email: string }>('SELECT id, email FROM users WHERE email_key IS NULL ORDER BY id');
         if (!rows.length) return [];
         const { rows: keyed } = await tx.query<{ id: number }>(

@@ -1,4 +1,4 @@
-// Box resources → a box: its PostgreSQL schema and role, its Secrets (database
+// Box resources → a box: its PostgreSQL database or schema and role, its Secrets (database
 // URL, signing key, root client, admin password), its API Deployment and
 // Service, all owned by the Box. One Box per namespace: the oldest one wins, a
 // second is refused.
@@ -12,7 +12,7 @@
 // cluster-scoped ClusterRoleBinding for TokenReview is taken out by the finalizer.
 import { randomBytes } from 'node:crypto';
 import { generatePassword, generateSecret, PASSWORD_MIN_LENGTH, type Pool, type RegistryEntry } from '../../api/public.js';
-import { NotOwned, type BoxAccess, type BoxDatabases } from '../boxdb.js';
+import { NotOwned, PlaceChanged, type BoxAccess, type BoxDatabases } from '../boxdb.js';
 import { Controller, Problem, type ControllerDeps, type Outcome } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import { applyChanged } from '../owned.js';
@@ -27,7 +27,7 @@ import { dropTokenReviewRights, ensureServiceAccount, ensureTokenReviewRights } 
 import { reclaim } from './box/reclaim.js';
 import { ensureBoxSecret, secretsNamedBy } from './box/secrets.js';
 import { ensureSigningKeySecret } from './box/signing-key.js';
-import { availability, databaseStatus, declaredDatabase, problemOf, unreached, type DatabaseStatus } from './box/status.js';
+import { availability, databaseStatus, declaredDatabase, placeInWords, problemOf, unreached, type DatabaseStatus } from './box/status.js';
 import { smtpProblem } from './box/smtp.js';
 import { tlsProblem } from './box/tls.js';
 import { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxWork, type DeploymentObject, type ServiceObject } from './box/types.js';
@@ -41,6 +41,7 @@ interface Seen {
 
 export class BoxController extends Controller<BoxResource> {
   private readonly readyListeners: ((namespace: string) => void)[] = [];
+  private readonly sweepers: ((namespace: string, pool: Pool) => Promise<void>)[] = [];
   /** By Box: how its database was reached at its last provisioning in this process (what recheck() looks at). */
   private readonly reached = new Map<string, { uid: string | undefined; access: BoxAccess }>();
   /** By hosted Box: how many looks found the host not answering for it yet (each waits longer). */
@@ -63,6 +64,11 @@ export class BoxController extends Controller<BoxResource> {
   /** Called after each successful reconcile of a box: its Clients and AccessPolicies can be (re)written. */
   onReady(listener: (namespace: string) => void): void {
     this.readyListeners.push(listener);
+  }
+
+  /** Called at each resync of a box this process provisioned, with its pool: its records are looked at there (RecordController.sweep). */
+  onRecheck(sweeper: (namespace: string, pool: Pool) => Promise<void>): void {
+    this.sweepers.push(sweeper);
   }
 
   /** The namespace's box: the oldest Box not being deleted (else the oldest being deleted). */
@@ -111,12 +117,22 @@ export class BoxController extends Controller<BoxResource> {
   /**
    * A resync of a Box with nothing in Kubernetes changed since this process provisioned it: its Secrets,
    * Deployment and Service are watched, so only its database, which no event tells of, is looked at (one
-   * query as the box's role; provisioned again when its schema or role was dropped or changed).
+   * query as the box's role; provisioned again when its schema or role was dropped or changed), and its
+   * records with it (one query per kind, on the same connection).
    */
   protected override async recheck(box: BoxResource): Promise<Outcome> {
-    const reached = this.reached.get(`${box.metadata.namespace}/${box.metadata.name}`);
+    const ns = box.metadata.namespace!;
+    const reached = this.reached.get(`${ns}/${box.metadata.name}`);
     if (!reached || reached.uid !== box.metadata.uid) return this.reconcile(box);
-    await this.databases.ensure(box.metadata.namespace!, reached.access);
+    try {
+      await this.databases.ensure(ns, reached.access);
+    } catch (err) {
+      // Moved to a database of its own (docs/guides/upgrading.md): located again, its pods' Secret rewritten.
+      if (err instanceof PlaceChanged) return this.reconcile(box);
+      throw err;
+    }
+    const pool = this.databases.pool(ns);
+    if (pool) for (const sweep of this.sweepers) await sweep(ns, pool);
     return { ready: true };
   }
 
@@ -171,7 +187,7 @@ export class BoxController extends Controller<BoxResource> {
     const { kube, settings, databases } = this.work;
     const ns = box.metadata.namespace!;
     const names = boxNames(box);
-    const database = await ensureBoxDatabase(kube, box, settings);
+    const database = await ensureBoxDatabase(kube, box, settings, databases);
     seen.database = unreached(database.description);
     let db;
     try {
@@ -221,6 +237,7 @@ export class BoxController extends Controller<BoxResource> {
     const byName = new Map([...secrets, ...(smtpSecret ? [smtpSecret] : [])].map((x) => [x.metadata.name, x]));
     const entry = (): RegistryEntry => registryEntry(box, pooled, byName);
     const url = baseUrlOf(box);
+    const where = placeInWords(database.access, db.schema);
     const fields = {
       url,
       schema: db.schema,
@@ -230,7 +247,7 @@ export class BoxController extends Controller<BoxResource> {
       serviceAccount,
       ...(binding ? { tokenReviewBinding: binding } : {}),
     };
-    if (isHosted(box)) return this.host(box, entry(), service, fields);
+    if (isHosted(box)) return this.host(box, entry(), service, fields, where);
     const deployment = await applyChanged<DeploymentObject>(
       kube,
       DEPLOYMENTS,
@@ -249,7 +266,7 @@ export class BoxController extends Controller<BoxResource> {
     this.hosts.want(box, null);
     await this.markReady(box, {
       reason: BoxReason.Provisioned,
-      message: `schema ${db.schema}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
+      message: `${where}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
       fields: {
         ...fields,
         grpcAuthz: grpcAuthzAddress(box),
@@ -271,6 +288,7 @@ export class BoxController extends Controller<BoxResource> {
     entry: RegistryEntry,
     service: ServiceObject | undefined,
     fields: Record<string, unknown>,
+    where: string,
   ): Promise<Outcome> {
     const { kube, settings } = this.work;
     const ns = box.metadata.namespace!;
@@ -302,7 +320,7 @@ export class BoxController extends Controller<BoxResource> {
     if (deployment) await kube.delete(DEPLOYMENTS, ns, names.deployment);
     await this.markReady(box, {
       reason: BoxReason.Hosted,
-      message: `schema ${String(fields.schema)} and Secrets are in place, Service ${names.service} points at the host ${hostId(settings.host)}, which serves the box at ${String(fields.url)}`,
+      message: `${where} and Secrets are in place, Service ${names.service} points at the host ${hostId(settings.host)}, which serves the box at ${String(fields.url)}`,
       fields: { ...fields, host: hostId(settings.host) },
       conditions: [
         {

@@ -164,6 +164,14 @@ export class ClientController extends RecordController<ClientSpec, 'Client'> {
     return `${super.fingerprint(obj)}|${source?.name}|${secret?.metadata.uid}|${secret?.metadata.resourceVersion}|${allowed?.join(',')}`;
   }
 
+  /**
+   * A SAML app's metadata at a URL is looked at by itself at each resync: what the box fetched there since
+   * (SamlMetadataReady) is in no stamp of its row.
+   */
+  protected override sweptByBox(obj: ClientResource): boolean {
+    return obj.spec?.saml?.metadata.url === undefined && super.sweptByBox(obj);
+  }
+
   protected async desired(obj: ClientResource, box: BoxResource, stored: Stored<Client> | undefined): Promise<Desired<Client>> {
     const record = this.baseRecord(obj, ['secretRef', 'generateSecret']);
     checkWorkloadNamespaces(record, box);

@@ -8,7 +8,14 @@
 // are closed with it), unless the namespace's Box is gone or going: then the
 // Box's reclaimPolicy decides the records' fate, and the finalizer is released.
 // A record created through the REST API under the same id is adopted; one owned
-// by another resource is refused. A resource refused with RecordRefused has no
+// by another resource is refused.
+//
+// Drift (a record changed or deleted in the database behind the operator's back)
+// is found by the periodic resync of the Box, not of each resource: one query
+// reads the stamps of a kind's rows (sweep()), and only a resource whose row's
+// stamp is not the one its last reconcile left is reconciled again. A thousand
+// boxes of ten records each are a thousand queries a resync, not twenty
+// thousand reconciles (docs/kubernetes/operator.md). A resource refused with RecordRefused has no
 // record at all: one written before (when the Box still allowed it) is removed.
 //
 // The records a box creates for itself (api/reserved.ts) are the box's: a
@@ -66,6 +73,9 @@ export class RecordRefused extends Problem {}
 
 /** A controller of the resources of kind K: S is their spec, Resources[K] the record each becomes. */
 export abstract class RecordController<S, K extends keyof Resources> extends Controller<Resource<S>> {
+  /** By resource: the stamp its record's row had when this process last reconciled it to Ready. */
+  private readonly stamps = new Map<string, string>();
+
   constructor(
     name: string,
     type: ResourceType,
@@ -118,6 +128,29 @@ export abstract class RecordController<S, K extends keyof Resources> extends Con
     await this.deleteRecord(pool, id, managedBy);
   }
 
+  /**
+   * The resync's look at the records of the namespace (at its Box's recheck, with its pool): one query; the resources
+   * whose row is not as their last reconcile left it are enqueued for a full one, behind every change.
+   */
+  async sweep(namespace: string, pool: Pool): Promise<void> {
+    const resources = this.informer.list(namespace).filter((obj) => this.sweptByBox(obj));
+    if (!resources.length) return;
+    const stamps = await this.table.stamps(pool);
+    for (const obj of resources) {
+      const { name } = obj.metadata;
+      if (stamps.get(name) !== this.stamps.get(`${namespace}/${name}`)) this.enqueue(namespace, name, true, true);
+    }
+  }
+
+  /** A resource in Ready as this process left it, whose row's stamp it knows: its Box's recheck looks at it. */
+  protected override sweptByBox(obj: Resource<S>): boolean {
+    return this.stamps.has(`${obj.metadata.namespace}/${obj.metadata.name}`) && this.isSynced(obj);
+  }
+
+  protected override async forgetObject(namespace: string, name: string): Promise<void> {
+    this.stamps.delete(`${namespace}/${name}`);
+  }
+
   protected fingerprint(obj: Resource<S>): string {
     const box = this.boxes.activeBox(obj.metadata.namespace!);
     const pool = box && this.boxes.pool(box);
@@ -165,7 +198,7 @@ export abstract class RecordController<S, K extends keyof Resources> extends Con
     try {
       const stored = await this.table.read(pool, obj.metadata.name);
       const desired = await this.desired(obj, box, stored);
-      await this.writeRecord(obj, pool, desired, stored);
+      const written = await this.writeRecord(obj, pool, desired, stored);
       await this.markReady(obj, {
         reason: RecordReason.Reconciled,
         message: `${this.kind} ${obj.metadata.name} is served by Box ${box.metadata.name} at ${box.status?.url ?? '?'}`,
@@ -173,6 +206,9 @@ export abstract class RecordController<S, K extends keyof Resources> extends Con
         ...(desired.conditions ? { conditions: desired.conditions } : {}),
         ...(desired.without ? { without: desired.without } : {}),
       });
+      const key = `${namespace}/${obj.metadata.name}`;
+      if (written.stamp !== undefined) this.stamps.set(key, written.stamp);
+      else this.stamps.delete(key);
       return { ready: true, ...(desired.requeueAfterMs !== undefined ? { requeueAfterMs: desired.requeueAfterMs } : {}) };
     } catch (caught) {
       const err = this.problemOf(caught) ?? caught;
@@ -233,7 +269,7 @@ export abstract class RecordController<S, K extends keyof Resources> extends Con
     pool: Pool,
     desired: Desired<Resources[K]>,
     stored: Stored<Resources[K]> | undefined,
-  ): Promise<void> {
+  ): Promise<Stored<Resources[K]>> {
     const managedBy = this.managedBy(obj);
     const id = obj.metadata.name;
     if (stored && stored.managedBy !== managedBy) {
@@ -253,7 +289,7 @@ export abstract class RecordController<S, K extends keyof Resources> extends Con
     });
     const versionOf = (r: unknown): string | undefined => (r as { meta?: { versionId?: string } }).meta?.versionId;
     const changed = created || versionOf(after.resource) !== versionOf(stored?.resource);
-    if (!changed) return;
+    if (!changed) return after;
     const ref = `${obj.metadata.namespace}/${id}`;
     // A new secret from the Secret changes the record while the resource stays as it was: that is no drift.
     const newSecret = typeof desired.secretHash === 'string' || desired.secretSealed instanceof Buffer;
@@ -269,5 +305,6 @@ export abstract class RecordController<S, K extends keyof Resources> extends Con
     } else {
       this.log.info({ [this.kind]: ref, created }, created ? 'record created' : 'record updated');
     }
+    return after;
   }
 }

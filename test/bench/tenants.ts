@@ -1,6 +1,7 @@
 // `make bench-tenants`: what a box costs in a host of many boxes (api/host/) beside
 // a dedicated box process, on one PostgreSQL where every box has its own role and
-// schema (./tenant-boxes.ts), in one run:
+// database (BENCH_TENANTS_ISOLATION=Schema: a schema each of one database), as the
+// operator provisions them (./tenant-boxes.ts), in one run:
 // (a) one hosted box against one dedicated box process under the same load (make
 //     bench's client_credentials JWT and introspection rows, wrk at 32 connections):
 //     the ratio of their rates (goal ≥ 0.9), p50/p99;
@@ -30,7 +31,7 @@ import { AUDIENCE, inBatches, introspectionRequests, sample, token, tokenClients
 import { operatorScale, type OperatorScaleFigures } from './operator-scale.js';
 import { idleBox, type IdleBox } from './idle-box.js';
 import { textTable } from './table.js';
-import { boxConnections, boxDatabases } from './tenant-boxes.js';
+import { benchIsolation, boxConnections, boxDatabases } from './tenant-boxes.js';
 import { boxesIn, firstTokens, hostMemory, meanOpenMs, waitForBoxes, type HostMemory } from './tenant-idle.js';
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -42,6 +43,8 @@ const IDLE_SECONDS = env('BENCH_TENANTS_IDLE_SECONDS', 20);
 /** At most this many boxes open at once while the first tokens are timed (each holds connections). */
 const OPEN_CAP = Math.max(env('BENCH_TENANTS_OPEN_CAP', 100), ACTIVE);
 const DEDICATED_WORKERS = env('BENCH_TENANTS_DEDICATED_WORKERS', 1);
+/** A database of its own per box (the operator's default), or a schema each of one database: BENCH_TENANTS_ISOLATION. */
+const ISOLATION = benchIsolation();
 /** A directory for a V8 CPU profile of the host (read it with dist/test/bench/profile.js). */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const OPERATOR = process.argv.includes('--operator') || process.argv.includes('--operator-quick');
@@ -179,6 +182,9 @@ const kinds = ({ total: _, ...byKind }: Connections): string =>
 
 interface IdleFigures {
   boxes: number;
+  /** Where each box lives (BENCH_TENANTS_ISOLATION), and the seconds provisioning every one took (its role, and its database or schema). */
+  isolation: typeof ISOLATION;
+  provisionSeconds: number;
   prepareSeconds: number;
   memory: Record<'empty' | 'registered' | 'afterClosed' | 'activeOpen', HostMemory>;
   /** KB of RSS (and of heap) per box: registered never opened, opened once and closed, open. */
@@ -200,7 +206,12 @@ async function main(): Promise<void> {
   const server = await benchServer(log, { name: 'bench-tenants', maxConnections: 8 * OPEN_CAP + 100 });
   const db = { url: await freshDatabase(server.url, 'boxauth_tenants'), postgresPid: server.postgresPid };
   const teams = Array.from({ length: BOXES }, (_, i) => team(i));
-  const urls = await boxDatabases(db.url, ['dedicated', ...teams]);
+  const provisioning = Date.now();
+  const urls = await boxDatabases(db.url, ['dedicated', ...teams], ISOLATION);
+  const provisionSeconds = (Date.now() - provisioning) / 1000;
+  log(
+    `${BOXES + 1} boxes provisioned, each a ${ISOLATION === 'Database' ? 'database' : 'schema'} of its own, in ${provisionSeconds.toFixed(1)} s`,
+  );
   const dataDir = fs.mkdtempSync(`${os.tmpdir()}/boxauth-bench-tenants-`);
   let dedicated: Box | undefined;
   let host: Host | undefined;
@@ -322,6 +333,8 @@ async function main(): Promise<void> {
 
     const idle: IdleFigures = {
       boxes: BOXES,
+      isolation: ISOLATION,
+      provisionSeconds,
       prepareSeconds,
       memory: { empty, registered, afterClosed, activeOpen },
       perBoxKb: {
@@ -379,7 +392,8 @@ function report(
     '',
     textTable(head, body),
     '',
-    `idle boxes: ${idle.boxes} registered (prepared in ${idle.prepareSeconds.toFixed(1)} s); host RSS ${m.empty.rssMb.toFixed(1)} MB empty, ` +
+    `idle boxes: ${idle.boxes} registered, each in a ${idle.isolation === 'Database' ? 'database' : 'schema'} of its own ` +
+      `(provisioned in ${idle.provisionSeconds.toFixed(1)} s, prepared in ${idle.prepareSeconds.toFixed(1)} s); host RSS ${m.empty.rssMb.toFixed(1)} MB empty, ` +
       `${m.registered.rssMb.toFixed(1)} MB registered, ${m.afterClosed.rssMb.toFixed(1)} MB after each was opened once and closed ` +
       `(heap ${m.empty.heapMb.toFixed(1)} / ${m.registered.heapMb.toFixed(1)} / ${m.afterClosed.heapMb.toFixed(1)} MB)`,
     `per idle box: ${idle.perBoxKb.registered.rss} KB RSS (${idle.perBoxKb.registered.heap} KB heap) registered, ` +
@@ -416,7 +430,7 @@ function report(
         connections: LOAD.connections,
         seconds: LOAD.seconds,
         benchSeconds: Math.round(took),
-        sizes: { boxes: BOXES, active: ACTIVE, idleSeconds: IDLE_SECONDS, dedicatedWorkers: DEDICATED_WORKERS },
+        sizes: { boxes: BOXES, active: ACTIVE, idleSeconds: IDLE_SECONDS, dedicatedWorkers: DEDICATED_WORKERS, isolation: ISOLATION },
         goals: { ratio: RATIO_GOAL, firstTokenP99Ms: FIRST_TOKEN_GOAL_MS, idleConnections: 0 },
         rows: rows.map((r) => ({ ...r, met: r.goals ? r.targets.length === 0 : undefined })),
         idle,

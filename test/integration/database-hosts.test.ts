@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import pg from 'pg';
+import { CHANGE_FEED_APPLICATION_NAME } from '../../api/db/notify.js';
 import { Box, basic, eventually, sleep } from '../support/box.js';
 import { createDatabase } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -209,7 +210,7 @@ describe('the change feed, on a connection of its own', function () {
     expect((await forwardAuthAt(box, t)).status).to.equal(200); // known to the box now
     // The server processes behind the feeds stop (SIGSTOP): their connections stay open and say nothing,
     // as one a firewall forgot does. The database itself answers everything else.
-    const stopped = await backends('boxauth change feed');
+    const stopped = await backends(CHANGE_FEED_APPLICATION_NAME);
     expect(stopped.length).to.be.greaterThan(0);
     for (const pid of stopped) process.kill(pid, 'SIGSTOP');
     try {

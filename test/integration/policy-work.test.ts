@@ -6,8 +6,10 @@
 // that make them work hardest (nested lists, a list of 1,800 strings: about as many values as a
 // body may hold). Four callers send batches of 100 evaluations through them at once while a
 // bystander asks for tokens; the test measures the bystander's latency and the box's event-loop
-// delay (prom-client's nodejs_eventloop_lag_max_seconds: perf_hooks.monitorEventLoopDelay, reset
-// at each scrape) while they run.
+// delay (prom-client's nodejs_eventloop_lag_*_seconds: perf_hooks.monitorEventLoopDelay, reset
+// at each scrape) while they run: its 90th percentile, since the longest delay of a window also
+// holds the machine's own pauses (the process not scheduled while two cores run other work), and a
+// policy that held the loop would delay every sample of a window its callers keep busy.
 import { expect } from 'chai';
 import { Box, basic, boxForSuite } from '../support/box.js';
 
@@ -17,8 +19,11 @@ import { Box, basic, boxForSuite } from '../support/box.js';
  * held it for seconds, and CEL ranging over the list, metered but in turns of 200,000 units, 156 ms).
  */
 const BYSTANDER_MS = 100;
-/** The longest the box's event loop may be held while they run (measured: at most 39 ms; 109 ms in turns of 200,000 units). */
-const LOOP_DELAY_MS = 80;
+/**
+ * The event loop's delay while they run, its 90th percentile (measured 2026-11-29: 12–21 ms, the
+ * longest 13–23 ms; with a decision's budget of 200,000 units and no turns of 10 ms, 69–85 ms).
+ */
+const LOOP_DELAY_P90_MS = 40;
 
 const SEED = Number(process.env.BOXAUTH_POLICY_SEED ?? 20261128);
 
@@ -169,11 +174,15 @@ describe('every unit of a policy’s work is counted, in every engine (issue 81)
     return performance.now() - started;
   }
 
-  /** The box's longest event-loop delay since the last scrape, in ms. */
-  async function loopDelay(): Promise<number> {
-    const max = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(await box.metrics());
-    expect(max, 'nodejs_eventloop_lag_max_seconds').to.not.equal(null);
-    return Number(max![1]) * 1000;
+  /** The box's event-loop delay since the last scrape, in ms: its 90th percentile and its longest. */
+  async function loopDelay(): Promise<{ p90: number; max: number }> {
+    const text = await box.metrics();
+    const read = (name: string): number => {
+      const found = new RegExp(`^nodejs_eventloop_lag_${name}_seconds(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text);
+      expect(found, `nodejs_eventloop_lag_${name}_seconds`).to.not.equal(null);
+      return Number(found![1]) * 1000;
+    };
+    return { p90: read('p90'), max: read('max') };
   }
 
   for (const [name, generate] of Object.entries(ENGINES)) {
@@ -210,7 +219,7 @@ describe('every unit of a policy’s work is counted, in every engine (issue 81)
       };
       const attackers = [attacker(), attacker(), attacker(), attacker()];
       const under: number[] = [];
-      let delay: number;
+      let delay: { p90: number; max: number };
       try {
         await new Promise((resolve) => setTimeout(resolve, 300));
         for (let i = 0; i < 12; i++) under.push(await token());
@@ -219,7 +228,7 @@ describe('every unit of a policy’s work is counted, in every engine (issue 81)
         attacking = false;
         await Promise.all(attackers);
       }
-      const shown = `${name}: quiet ${quiet.map(Math.round).join(' ')} ms; under ${sent} batches ${under.map(Math.round).join(' ')} ms; loop delay ${Math.round(delay)} ms`;
+      const shown = `${name}: quiet ${quiet.map(Math.round).join(' ')} ms; under ${sent} batches ${under.map(Math.round).join(' ')} ms; loop delay p90 ${Math.round(delay.p90)} ms, max ${Math.round(delay.max)} ms`;
       if (process.env.BOXAUTH_SHOW_LATENCY) console.log(`      ${shown}`);
       expect(sent, shown).to.be.above(1);
       // The 90th percentile of the bystander's latencies: a single one can meet the machine's own
@@ -227,7 +236,7 @@ describe('every unit of a policy’s work is counted, in every engine (issue 81)
       const typical = [...quiet].sort((a, b) => a - b)[1]!;
       const p90 = [...under].sort((a, b) => a - b)[Math.ceil(under.length * 0.9) - 1]!;
       expect(p90, shown).to.be.below(typical + BYSTANDER_MS);
-      expect(delay, shown).to.be.below(LOOP_DELAY_MS);
+      expect(delay.p90, shown).to.be.below(LOOP_DELAY_P90_MS);
     });
   }
 });

@@ -187,16 +187,21 @@ describe('closing a grant races its refreshes', function () {
   // A group-committed refresh that loses a deadlock (40P01) is decided again on the slow path,
   // which must hold the grant's lock as a close does. Deadlocks are rare under load, so this
   // test makes one: its own transaction locks the holder's row, waits until the box's refresh
-  // statement waits for that row, then asks for the grant's lock, which the statement holds
-  // (shared). The box's statement is the one PostgreSQL aborts; the slow path and a close
-  // then queue behind the test's transaction, which ends and lets them race.
+  // statement waits for that row, then asks for every grant's lock at once — the table of the
+  // box's locks (api/store/box-locks.ts), of which the statement holds a row. The box's
+  // statement is the one PostgreSQL aborts; the slow path then queues behind the test's
+  // transaction, and a close behind a second one queued after the slow path: a table's lock goes
+  // to whoever asked first (a row's, to whoever runs first), so the slow path goes first, and the
+  // close follows once it committed.
   for (const rotation of [false, true]) {
     it(`a refresh sent to the slow path by a deadlock still loses to a close racing it (rotation ${rotation ? 'on' : 'off'})`, async function () {
       const client = `app-${rotation ? 'rotating' : 'plain'}`;
       const blocker = new pg.Client({ connectionString: box.databaseUrl });
+      const gate = new pg.Client({ connectionString: box.databaseUrl });
       const watcher = new pg.Client({ connectionString: box.databaseUrl });
-      await Promise.all([blocker.connect(), watcher.connect()]);
+      await Promise.all([blocker.connect(), gate.connect(), watcher.connect()]);
       const { pid } = (await blocker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
+      const { pid: gatePid } = (await gate.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
       /** Until a statement of the box matching `pattern` waits for a lock. */
       const waitsForLock = (what: string, pattern: string) =>
         eventually(
@@ -224,31 +229,38 @@ describe('closing a grant races its refreshes', function () {
           await blocker.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [holder]);
           const refreshing = box.form('/auth/token', { grant_type: 'refresh_token', client_id: client, refresh_token: refreshToken! });
           await waitsForLock('the group-committed refresh waiting for the holder', '%WITH u AS%');
-          // The grant's lock, as api/store/sessions.ts keys it (grantLockKey).
-          await blocker.query(
-            `SELECT pg_advisory_xact_lock(hashtextextended('boxauth.grant.' || current_schema() || '.' || family::text, 0))
-               FROM sessions WHERE id = $1`,
-            [holder],
-          );
+          await blocker.query('LOCK TABLE box_locks IN EXCLUSIVE MODE');
           await waitsForLock('the slow path waiting for the grant', '%WHERE refresh_token_hash = $1%');
+          await gate.query('BEGIN');
+          const gated = gate.query('LOCK TABLE box_locks IN EXCLUSIVE MODE');
+          await eventually(
+            'the second transaction waiting behind the slow path',
+            async () =>
+              (await watcher.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [gatePid])).rowCount! > 0,
+            30_000,
+            20,
+          );
           const closing = box.form(
             '/auth/revoke',
             { token: refreshToken!, token_type_hint: 'refresh_token' },
             { Authorization: basic(client, secret) },
           );
-          await waitsForLock('the close waiting for the grant', '%pg_advisory_xact_lock(k)%');
+          await waitsForLock('the close waiting for the grant', '%array_agg(family)%AND active)%');
           await blocker.query('ROLLBACK');
-          const [refreshed, closed] = await Promise.all([refreshing, closing]);
-          expect(closed.status, closed.text).to.equal(200);
           // The slow path asked for the grant first, so it issues, and the close that follows ends that too.
+          const refreshed = await refreshing;
           expect(refreshed.status, refreshed.text).to.equal(200);
+          await gated;
+          await gate.query('ROLLBACK');
+          const closed = await closing;
+          expect(closed.status, closed.text).to.equal(200);
           grant.accessTokens.push(refreshed.body.access_token);
           if (rotation) grant.refreshTokens.add(refreshed.body.refresh_token);
           expect(await survivors(client, grant), `round ${round}`).to.deep.equal([]);
         }
       } finally {
-        await blocker.query('ROLLBACK').catch(() => undefined);
-        await Promise.all([blocker.end(), watcher.end()]);
+        await Promise.all([blocker.query('ROLLBACK').catch(() => undefined), gate.query('ROLLBACK').catch(() => undefined)]);
+        await Promise.all([blocker.end(), gate.end(), watcher.end()]);
       }
     });
   }

@@ -791,14 +791,18 @@ async function once() {
       ).length;
     /** Rows of the box's clients table for the crash-* Clients, as psql on the node counts them. */
     async function recordCount(): Promise<number> {
-      const schema = (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'box', 'auth'])).status.schema as string;
+      const status = (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'box', 'auth'])).status;
+      const [schema, database] = [status.schema as string, status.database.database as string];
       expect(schema).to.match(/^[a-z0-9_]+$/);
+      // The box's own database (a new box's, BOXAUTH_OPERATOR_BOX_ISOLATION=Database), or the shared one.
       const r = await cluster.exec([
         '/usr/lib/postgresql/15/bin/psql',
         '-h',
         NODE_IP,
         '-U',
         'postgres',
+        '-d',
+        database,
         '-Atc',
         `SELECT count(*) FROM ${schema}.clients WHERE managed_by LIKE 'Client ${BOX_NAMESPACE}/crash-%'`,
       ]);

@@ -109,6 +109,8 @@ export interface Finding {
 const CONTRACT_MARKER = /^contract:\s*(.+?),?\s+unused since\s+(\S+?)\.?$/i;
 /** A marker before a backfill of a new column: `-- backfill: <how the previous release's rows get it>`. */
 const BACKFILL_MARKER = /^backfill:\s*\S.{10,}/i;
+/** A marker before a replaced function: `-- replace: <how the previous release still gets what it relied on>`. */
+const REPLACE_MARKER = /^replace:\s*\S.{10,}/i;
 
 const IDENT = String.raw`(?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*)`;
 const QUALIFIED = String.raw`(?:${IDENT}\.)?(${IDENT})`;
@@ -156,8 +158,9 @@ export function checkMigration(
   const isNew = (table: string): boolean => created.has(table);
   const findings: Finding[] = [];
   for (const s of all) {
-    const refuse = (rule: string, message: string, kind: 'contract' | 'backfill' | 'none' = 'contract'): void => {
-      if (kind === 'contract' && contractMarked(s, previous, file, findings)) return;
+    const refuse = (rule: string, message: string, kind: 'contract' | 'backfill' | 'replace' | 'none' = 'contract'): void => {
+      if (kind === 'replace' && s.comments.some((c) => REPLACE_MARKER.test(c))) return;
+      if ((kind === 'contract' || kind === 'replace') && contractMarked(s, previous, file, findings)) return;
       if (kind === 'backfill' && s.comments.some((c) => BACKFILL_MARKER.test(c))) return;
       findings.push({ file, line: s.line, rule, message });
     };
@@ -227,7 +230,9 @@ export function checkMigration(
     if (/^CREATE\s+OR\s+REPLACE\b|^ALTER\s+(FUNCTION|PROCEDURE|TRIGGER|VIEW|RULE|POLICY)\b/i.test(code))
       refuse(
         'replace',
-        "replaces what the previous release runs or reads (a trigger function's NOTIFY payload is what its change feed parses)",
+        "replaces what the previous release runs or reads (a trigger function's NOTIFY payload is what its change feed parses); " +
+          'a replacement that still gives it all it relied on says how in a `-- replace:` comment',
+        'replace',
       );
     for (const m of code.matchAll(new RegExp(String.raw`^UPDATE\s+(?:ONLY\s+)?${QUALIFIED}.*?\bSET\s+(.*)$`, 'gi'))) {
       const table = unquote(m[1]!);

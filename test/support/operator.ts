@@ -6,7 +6,17 @@
 import { migrate } from '../../api/db/migrate.js';
 import { createPool, type Pool } from '../../api/db/pool.js';
 import { createLogger } from '../../api/log.js';
-import { boxDbNamesFor, type BoxAccess, type BoxDatabases, type BoxDbNames } from '../../operator/boxdb.js';
+import {
+  boxDbNames,
+  boxDbNamesFor,
+  databaseOf,
+  ownDatabaseNames,
+  type BoxAccess,
+  type BoxDatabases,
+  type BoxDbNames,
+  type BoxIsolation,
+  type BoxPlace,
+} from '../../operator/boxdb.js';
 import type { Condition } from '../../operator/conditions.js';
 import type { Controller, ControllerDeps, Resource } from '../../operator/controller.js';
 import { AccessPolicyController, type AccessPolicyResource } from '../../operator/controllers/accesspolicy.js';
@@ -37,6 +47,7 @@ export const SETTINGS: BoxSettings = {
   adminUrl: 'postgres://operator:operator-password@db.example:5432/boxauth',
   boxDatabaseHost: undefined,
   boxDatabasePoolerHost: undefined,
+  boxIsolation: 'Database',
   image: 'boxauth:test',
   imagePullPolicy: 'Never',
   pinImage: false,
@@ -65,9 +76,22 @@ export class FakeBoxDatabases implements BoxDatabases {
   readonly accesses = new Map<string, BoxAccess>();
   /** Thrown by ensure() while set: a database that fails, or a schema that is someone else's (NotOwned). */
   failure: Error | undefined;
+  /** Namespaces whose boxes live in a schema of the shared database already, whatever the setting asks. */
+  readonly inSharedSchema = new Set<string>();
   private readonly connected = new Set<string>();
 
   constructor(private readonly records?: Pool) {}
+
+  /** The key the fake's own databases are named with. */
+  static readonly NAME_KEY = Buffer.alloc(32, 7);
+
+  async place(namespace: string, adminUrl: string, isolation: BoxIsolation): Promise<BoxPlace> {
+    const shared = boxDbNames(namespace, databaseOf(adminUrl));
+    const sharedSchema = shared.schema;
+    if (isolation === 'Schema' || this.inSharedSchema.has(namespace))
+      return { isolation: 'Schema', names: shared, asked: isolation, sharedSchema };
+    return { isolation: 'Database', names: ownDatabaseNames(namespace, FakeBoxDatabases.NAME_KEY), asked: isolation, sharedSchema };
+  }
 
   pool(namespace: string): Pool | undefined {
     return this.connected.has(namespace) ? this.records : undefined;
@@ -105,6 +129,7 @@ export class FakeBoxDatabases implements BoxDatabases {
 
 export class OperatorHarness {
   readonly clock = new ManualClock();
+  readonly metrics = new OperatorMetrics();
   readonly kube = new FakeKube(this.clock);
   readonly databases: FakeBoxDatabases;
   readonly boxes: BoxController;
@@ -118,7 +143,7 @@ export class OperatorHarness {
   constructor(records?: Pool, settings: BoxSettings = SETTINGS) {
     const log = createLogger('silent');
     const { kube, clock } = this;
-    const deps: ControllerDeps = { kube, log, metrics: new OperatorMetrics(), events: new EventRecorder(kube, 'test', log, clock), clock };
+    const deps: ControllerDeps = { kube, log, metrics: this.metrics, events: new EventRecorder(kube, 'test', log, clock), clock };
     const secrets = kube.cache<KObject>(SECRETS);
     this.databases = new FakeBoxDatabases(records);
     this.boxes = new BoxController(kube.cache<BoxResource>(BOXES), secrets, kube.cache(DEPLOYMENTS), deps, this.databases, settings);
@@ -132,6 +157,9 @@ export class OperatorHarness {
       this.boxes,
     );
     this.webhooks = new WebhookController(this.kube.cache<WebhookResource>(WEBHOOKS), secrets, deps, this.boxes);
+    for (const kind of [this.clients, this.policies, this.apps, this.identityProviders, this.webhooks]) {
+      this.boxes.onRecheck((namespace, pool) => kind.sweep(namespace, pool));
+    }
   }
 
   /** One pass of the controller over the object, as a queue worker runs it; then the Events it recorded land. */

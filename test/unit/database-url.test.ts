@@ -48,13 +48,16 @@ describe('database URLs', function () {
     expect(url.forHost(url.hosts[0]!)).to.equal('postgres:///boxauth?host=%2Fvar%2Frun%2Fpostgresql');
   });
 
-  it('rewrites the credentials, and the hosts, of one host or several alike (the operator writes box URLs from an administrative one)', function () {
+  it('rewrites the credentials, the hosts (of one host or several alike) and the database (the operator writes box URLs from an administrative one)', function () {
     const admin = 'postgres://admin:a%2Fb@db-1:5432,db-2:5433/boxauth?sslmode=verify-full';
     expect(rewriteDatabaseUrl(admin, { user: 'box_x', password: 'p@ss:w/rd' })).to.equal(
       'postgres://box_x:p%40ss%3Aw%2Frd@db-1:5432,db-2:5433/boxauth?sslmode=verify-full',
     );
     expect(rewriteDatabaseUrl(admin, { user: 'box_x', password: 'p', hosts: 'pooler.ns.svc:5432' })).to.equal(
       'postgres://box_x:p@pooler.ns.svc:5432/boxauth?sslmode=verify-full',
+    );
+    expect(rewriteDatabaseUrl(admin, { user: 'box_x', password: 'p', database: 'box_0a1b' })).to.equal(
+      'postgres://box_x:p@db-1:5432,db-2:5433/box_0a1b?sslmode=verify-full',
     );
     const parsed = parseDatabaseUrl(rewriteDatabaseUrl(admin, { user: 'box_x', password: 'p@ss' }));
     expect([parsed.user, parsed.database, parsed.where]).to.deep.equal(['box_x', 'boxauth', 'db-1:5432, db-2:5433']);

@@ -1,14 +1,15 @@
 // The box's database: which PostgreSQL it lives in (the operator's own,
 // spec.database.secretRef's, or the CloudNativePG Cluster of
-// spec.database.cluster: cnpg.ts), how the operator gets into it, and the
-// Secret the API pods read their URLs from, kept current with what they come
-// from. With its own role (the operator's database, or a Secret's), that
-// role's password is made once and kept there; with a Cluster, the URLs carry
-// the Cluster's application credentials, so a new password there rewrites the
-// Secret, which rolls the pods.
+// spec.database.cluster: cnpg.ts), where in it (a database of its own or a
+// schema of the shared one: operator/boxdb-names.ts), how the operator gets into
+// it, and the Secret the API pods read their URLs from, kept current with what
+// they come from. With its own role (the operator's database, or a Secret's),
+// that role's password is made once and kept there; with a Cluster, the URLs
+// carry the Cluster's application credentials, so a new password there
+// rewrites the Secret, which rolls the pods.
 import { parseDatabaseUrl } from '../../../api/public.js';
 import { randomBytes } from 'node:crypto';
-import { boxDbNames, databaseOf, urlAs, type BoxAccess } from '../../boxdb.js';
+import { urlAs, type BoxAccess, type BoxDatabases } from '../../boxdb.js';
 import { Problem } from '../../controller.js';
 import { SECRETS, type Kube } from '../../kube.js';
 import { BoxReason } from '../../reasons.js';
@@ -50,19 +51,25 @@ async function clusterOf(kube: Kube, box: BoxResource, options?: { pooler: boole
 }
 
 /** Where spec.database says, with <box>-database written for the API pods. */
-export async function ensureBoxDatabase(kube: Kube, box: BoxResource, settings: BoxSettings): Promise<BoxDatabase> {
+export async function ensureBoxDatabase(
+  kube: Kube,
+  box: BoxResource,
+  settings: BoxSettings,
+  databases: BoxDatabases,
+): Promise<BoxDatabase> {
   if (box.spec?.database?.cluster) return ensureClusterDatabase(kube, box);
   const adminUrl = await adminUrlOf(kube, box, settings);
   const ref = box.spec?.database?.secretRef;
   // The operator's settings say how pods reach its own database; a Secret's URL is taken as it is.
   const host = ref ? undefined : settings.boxDatabaseHost;
   const pooler = ref ? undefined : settings.boxDatabasePoolerHost;
-  const { role } = boxDbNames(box.metadata.namespace!, databaseOf(adminUrl));
+  const place = await databases.place(box.metadata.namespace!, adminUrl, settings.boxIsolation);
+  const { role, database } = place.names;
   const secret = await writeDatabaseSecret(kube, box, (data) => {
     const password = data.password ?? randomBytes(24).toString('base64url');
-    const direct = urlAs(adminUrl, role, password, host);
+    const direct = urlAs(adminUrl, role, password, { host, database });
     return {
-      [DATABASE_URL_KEY]: pooler ? urlAs(adminUrl, role, password, pooler) : direct,
+      [DATABASE_URL_KEY]: pooler ? urlAs(adminUrl, role, password, { host: pooler, database }) : direct,
       [DATABASE_DIRECT_KEY]: pooler ? direct : undefined,
       username: role,
       password,
@@ -71,15 +78,16 @@ export async function ensureBoxDatabase(kube: Kube, box: BoxResource, settings: 
   const url = secretValue(secret, DATABASE_URL_KEY)!;
   const direct = secretValue(secret, DATABASE_DIRECT_KEY);
   return {
-    access: { kind: 'role', adminUrl, password: secretValue(secret, 'password')! },
+    access: { kind: 'role', adminUrl, password: secretValue(secret, 'password')!, place },
     secret,
     description: {
       source: ref ? 'Secret' : 'Operator',
       ...(ref ? { secret: ref.name } : {}),
       host: parseDatabaseUrl(url).where,
       ...(direct ? { directHost: parseDatabaseUrl(direct).where } : {}),
-      database: databaseOf(adminUrl),
+      database,
       role,
+      isolation: place.isolation,
     },
   };
 }
@@ -105,6 +113,7 @@ async function ensureClusterDatabase(kube: Kube, box: BoxResource): Promise<BoxD
       host: parseDatabaseUrl(cluster.podUrl).where,
       database: cluster.database,
       role: cluster.role,
+      isolation: 'Database',
     },
   };
 }
@@ -136,10 +145,11 @@ async function writeDatabaseSecret(
  * How the operator gets into the database of a Box being deleted, without writing anything: the Secret or
  * Cluster it names may be gone already (a Problem then). A role's password is empty when its Secret is gone.
  */
-export async function accessForReclaim(kube: Kube, box: BoxResource, settings: BoxSettings): Promise<BoxAccess> {
+export async function accessForReclaim(kube: Kube, box: BoxResource, settings: BoxSettings, databases: BoxDatabases): Promise<BoxAccess> {
   // The primary only: a Pooler deleted first does not keep a deleted Box's schema from its reclaimPolicy.
   if (box.spec?.database?.cluster) return { kind: 'owner', url: (await clusterOf(kube, box, { pooler: false })).directUrl };
   const adminUrl = await adminUrlOf(kube, box, settings);
   const secret = await kube.find<SecretObject>(SECRETS, box.metadata.namespace, boxNames(box).secrets.database);
-  return { kind: 'role', adminUrl, password: secretValue(secret, 'password') ?? '' };
+  const place = await databases.place(box.metadata.namespace!, adminUrl, settings.boxIsolation);
+  return { kind: 'role', adminUrl, password: secretValue(secret, 'password') ?? '', place };
 }

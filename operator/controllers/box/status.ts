@@ -2,7 +2,7 @@
 // condition from its Deployment, status.database from its spec and what its
 // database turned out to be, and the Ready=False reason of a failure.
 import { errorMessage } from '../../../api/public.js';
-import { NotOwned } from '../../boxdb.js';
+import { NotOwned, type BoxAccess } from '../../boxdb.js';
 import type { NewCondition } from '../../conditions.js';
 import { Problem } from '../../controller.js';
 import { BoxReason, ConditionType } from '../../reasons.js';
@@ -18,6 +18,8 @@ export interface DatabaseDescription {
   directHost?: string;
   database?: string;
   role?: string;
+  /** Database: the box has a database of its own; Schema: a schema of a database other boxes share. */
+  isolation?: 'Database' | 'Schema';
 }
 
 export type DatabaseStatus = DatabaseDescription & { reachable: boolean };
@@ -77,4 +79,19 @@ export function problemOf(err: unknown): Problem {
   if (err instanceof Problem) return err;
   if (err instanceof NotOwned) return new Problem(BoxReason.DatabaseOwnedElsewhere, err.message, { cause: err });
   return new Problem(BoxReason.ProvisioningFailed, `${errorMessage(err)}; retrying`, { cause: err });
+}
+
+/**
+ * Where the box's records are, as the Ready message says it: the database of its own (its schema has its name), or
+ * its schema, and that it stays in a shared database where it was made before the setting gave new boxes their own.
+ */
+export function placeInWords(access: BoxAccess, schema: string): string {
+  if (access.kind === 'owner') return `schema ${schema}`;
+  const { isolation, asked, names } = access.place;
+  if (isolation === 'Database') return `database ${names.database} of its own`;
+  if (asked === 'Schema') return `schema ${schema}`;
+  return (
+    `schema ${schema} of database ${names.database}, shared with other boxes, where the box was made (it stays there: ` +
+    `new boxes get a database of their own, BOXAUTH_OPERATOR_BOX_ISOLATION; docs/guides/upgrading.md says how to move it)`
+  );
 }

@@ -1,7 +1,7 @@
 // What the Box controller's files share: the resource, the operator's settings
 // for boxes, and what each step needs to do its I/O.
 import type { BoxSpec, Logger } from '../../../api/public.js';
-import type { BoxDatabases } from '../../boxdb.js';
+import type { BoxDatabases, BoxIsolation } from '../../boxdb.js';
 import type { Resource } from '../../controller.js';
 import type { EventRecorder } from '../../events.js';
 import type { Kube, KObject } from '../../kube.js';
@@ -41,6 +41,8 @@ export interface BoxSettings {
    * to boxDatabaseHost (or adminUrl's host) only for the change feed and migrations. Unset: no pooler.
    */
   boxDatabasePoolerHost: string | undefined;
+  /** Where a new box goes through an administrative URL (BOXAUTH_OPERATOR_BOX_ISOLATION); a box stays where it was made. */
+  boxIsolation: BoxIsolation;
   image: string;
   imagePullPolicy: string;
   /**

@@ -81,7 +81,7 @@ describe("a box in its own database, as that database's owner (CloudNativePG's a
     const before = await role();
     expect(before).to.include({ rolsuper: false, rolcreaterole: false });
     const names = await databases.ensure(NS, access());
-    expect(names).to.deep.equal({ schema, role: owner });
+    expect(names).to.deep.equal({ database, schema, role: owner });
     const [made] = await asSuperuser(
       `SELECT nspowner::regrole::text AS owner, obj_description(oid, 'pg_namespace') AS mark FROM pg_namespace WHERE nspname = $1`,
       [schema],

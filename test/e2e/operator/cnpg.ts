@@ -184,6 +184,7 @@ export function describeCloudNativePg(): void {
         directHost: `auth-db-rw.${NS}.svc:${server.port}`,
         database: APP,
         role: APP,
+        isolation: 'Database',
         reachable: true,
       });
       const [header, row] = (await suite.cluster.k(['get', 'box', 'auth', '-n', NS, '-o', 'wide'])).trim().split('\n');

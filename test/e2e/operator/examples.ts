@@ -8,14 +8,14 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'openid-client';
 import { providerSecret } from '../../../api/people/upstream/secret.js';
 import { webhookSecret } from '../../../api/webhooks/signing.js';
-import { boxDbNames, databaseOf } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
-import { basic, readyOf, servedHere, sql, suite, token, waitReady } from './suite.js';
+import { basic, boxSql, ownNamesOf, readyOf, servedHere, suite, token, waitReady } from './suite.js';
 
 const NS = 'team-a';
-const schemaOf = (namespace: string): string => boxDbNames(namespace, databaseOf(suite.databaseUrl)).schema;
+/** A box's schema, named by the operator: in a database of its own (its default), the database's name. */
+const schemaOf = async (namespace: string): Promise<string> => (await ownNamesOf(namespace)).schema;
 
 export function describeExamples(): void {
   describe('kubectl apply -f examples/', function () {
@@ -109,7 +109,7 @@ export function describeExamples(): void {
       expect(box.status).to.include({
         url: api.url,
         grpcAuthz: 'auth.team-a.svc:9001',
-        schema: schemaOf(NS),
+        schema: await schemaOf(NS),
         deployment: 'auth',
         service: 'auth',
       });
@@ -191,7 +191,10 @@ export function describeExamples(): void {
       expect(all.body.entry.map((e: { resource: { id: string } }) => e.resource.id).sort()).to.deep.equal(['corp-ldap', 'corp-sso']);
       expect(JSON.stringify(all.body)).to.not.include('change-me-corp-sso-secret').and.not.include('change-me-ldap-bind-password');
       // Sealed under the box's own factor key, the one its pods open it with.
-      const [row] = await sql<{ secret_sealed: Buffer }>(`SELECT secret_sealed FROM ${schema}.identity_providers WHERE id = 'corp-sso'`);
+      const [row] = await boxSql<{ secret_sealed: Buffer }>(
+        NS,
+        `SELECT secret_sealed FROM ${schema}.identity_providers WHERE id = 'corp-sso'`,
+      );
       expect(row!.secret_sealed.toString('latin1')).to.not.include('change-me');
       const factorKey = Buffer.from(await suite.cluster.secretValue(NS, 'auth-factor-key', 'factor-key'), 'base64');
       expect(providerSecret(factorKey, 'corp-sso', row!.secret_sealed)).to.equal('change-me-corp-sso-secret');
@@ -210,7 +213,7 @@ export function describeExamples(): void {
       });
       expect(got.body.meta.managedBy).to.equal('Webhook team-a/offboarding');
       expect(JSON.stringify(got.body)).to.not.include('whsec_');
-      const [row] = await sql<{ secret_sealed: Buffer }>(`SELECT secret_sealed FROM ${schema}.webhooks WHERE id = 'offboarding'`);
+      const [row] = await boxSql<{ secret_sealed: Buffer }>(NS, `SELECT secret_sealed FROM ${schema}.webhooks WHERE id = 'offboarding'`);
       expect(row!.secret_sealed.toString('latin1')).to.not.include('whsec_');
       const factorKey = Buffer.from(await suite.cluster.secretValue(NS, 'auth-factor-key', 'factor-key'), 'base64');
       expect(webhookSecret(factorKey, 'offboarding', row!.secret_sealed)).to.equal(
@@ -319,13 +322,13 @@ export function describeExamples(): void {
     });
 
     it('repairs records changed or deleted in the database behind its back, at the next resync', async function () {
-      await sql(`DELETE FROM ${schema}.access_policies WHERE id = 'orders-allow'`);
-      await sql(`UPDATE ${schema}.clients SET resource = jsonb_set(resource, '{grant_types}', '["implicit"]') WHERE id = 'orders'`);
+      await boxSql(NS, `DELETE FROM ${schema}.access_policies WHERE id = 'orders-allow'`);
+      await boxSql(NS, `UPDATE ${schema}.clients SET resource = jsonb_set(resource, '{grant_types}', '["implicit"]') WHERE id = 'orders'`);
       await eventually(
         'the records restored',
         async () => {
-          const [policy] = await sql(`SELECT managed_by FROM ${schema}.access_policies WHERE id = 'orders-allow'`);
-          const [client] = await sql(`SELECT resource->'grant_types' AS g FROM ${schema}.clients WHERE id = 'orders'`);
+          const [policy] = await boxSql(NS, `SELECT managed_by FROM ${schema}.access_policies WHERE id = 'orders-allow'`);
+          const [client] = await boxSql(NS, `SELECT resource->'grant_types' AS g FROM ${schema}.clients WHERE id = 'orders'`);
           return policy?.managed_by === 'AccessPolicy team-a/orders-allow' && client?.g[0] === 'client_credentials';
         },
         15_000,
@@ -372,7 +375,7 @@ export function describeExamples(): void {
       expect((await token(teamB, 'inventory', inventorySecret)).status).to.equal(200);
       expect((await token(teamB, 'orders', ordersSecret)).error).to.equal('invalid_client');
       expect((await token(api, 'inventory', inventorySecret)).error).to.equal('invalid_client');
-      expect((await cluster.json(['get', 'box', 'auth', '-n', 'team-b'])).status.schema).to.equal(schemaOf('team-b'));
+      expect((await cluster.json(['get', 'box', 'auth', '-n', 'team-b'])).status.schema).to.equal(await schemaOf('team-b'));
     });
 
     it('removes the record when the Client is deleted: its tokens and its secret stop working', async function () {
@@ -380,7 +383,7 @@ export function describeExamples(): void {
       expect((await api.json('GET', '/Client/orders', undefined, before.token)).status).to.equal(200);
       await suite.cluster.k(['delete', 'client', 'orders', '-n', NS, '--wait=true', '--timeout=30s']);
       expect((await suite.cluster.kubectl(['get', 'client', 'orders', '-n', NS])).code).to.not.equal(0);
-      expect(await sql(`SELECT id FROM ${schema}.clients WHERE id = 'orders'`)).to.deep.equal([]);
+      expect(await boxSql(NS, `SELECT id FROM ${schema}.clients WHERE id = 'orders'`)).to.deep.equal([]);
       expect((await api.json('GET', '/Client/billing', undefined, before.token)).status).to.equal(401);
       expect((await token(api, 'orders', ordersSecret)).error).to.equal('invalid_client');
     });

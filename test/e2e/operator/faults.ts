@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
-import { OPERATOR_NAMESPACE, readyBox, readyOf, sql, startOperator, suite, token, waitReady } from './suite.js';
+import { boxSql, OPERATOR_NAMESPACE, readyBox, readyOf, sql, startOperator, suite, token, waitReady } from './suite.js';
 
 const NS = 'faults';
 
@@ -59,7 +59,10 @@ export function describeFaults(): void {
       const secrets = (await suite.cluster.json(['get', 'secrets', '-n', NS, '-l', 'boxauth.io/client'])).items;
       expect(secrets).to.have.length(n);
       const schema = (await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
-      const [{ count }] = await sql(`SELECT count(*)::int AS count FROM ${schema}.clients WHERE managed_by LIKE 'Client faults/crash-%'`);
+      const [{ count }] = await boxSql(
+        NS,
+        `SELECT count(*)::int AS count FROM ${schema}.clients WHERE managed_by LIKE 'Client faults/crash-%'`,
+      );
       expect(count).to.equal(n);
       for (const secret of secrets) {
         const id = secret.metadata.labels['boxauth.io/client'];
@@ -163,10 +166,15 @@ export function describeFaults(): void {
       expect(await sql(roleRow, [role])).to.deep.equal([before]);
     });
 
-    it("drops the box's schema when a Box with reclaimPolicy Delete is deleted", async function () {
-      const schema = (await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
+    it("drops the box's database and role when a Box with reclaimPolicy Delete is deleted", async function () {
+      const { database, role } = (await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.database;
       await suite.cluster.k(['delete', 'box', 'auth', '-n', NS, '--wait=true', '--timeout=30s']);
-      expect(await sql('SELECT nspname FROM pg_namespace WHERE nspname = $1', [schema])).to.deep.equal([]);
+      expect(
+        await sql('SELECT datname AS n FROM pg_database WHERE datname = $1 UNION ALL SELECT rolname FROM pg_roles WHERE rolname = $2', [
+          database,
+          role,
+        ]),
+      ).to.deep.equal([]);
       // Its Clients no longer have a box: they say so.
       await eventually('BoxNotFound', async () => {
         const c = await suite.cluster.json(['get', 'client', 'crash-0', '-n', NS]);

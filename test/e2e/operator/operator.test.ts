@@ -85,19 +85,24 @@ describe('the operator on a real kube-apiserver', function () {
     await suite.operator?.kill('SIGTERM');
     await suite.cluster?.stop();
     if (suite.databaseUrl) {
-      // The boxes' roles are shared by the whole server: those owning schemas of this database go with it.
+      const url = new URL(suite.databaseUrl);
+      const name = url.pathname.slice(1);
+      // The boxes' databases and roles are the whole server's: those made for this database's boxes go with it.
+      const boxDatabases = (
+        await sql<{ d: string; r: string }>(`SELECT datname AS d, pg_get_userbyid(datdba) AS r FROM pg_database
+          WHERE shobj_description(oid, 'pg_database') = 'boxauth owner: box ' || datname || ' of database ' || current_database()`)
+      ).map((row) => row.d);
       const roles = (
         await sql<{ r: string }>(`SELECT DISTINCT r.rolname AS r FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
         WHERE NOT r.rolsuper AND n.nspname LIKE 'box\\_%'`)
       ).map((row) => row.r);
-      const url = new URL(suite.databaseUrl);
-      const name = url.pathname.slice(1);
       url.pathname = '/postgres';
       const db = new pg.Client({ connectionString: url.toString() });
       await db.connect();
       try {
+        for (const d of boxDatabases) await db.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(d)} WITH (FORCE)`);
         await db.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        for (const r of roles) await db.query(`DROP ROLE ${pg.escapeIdentifier(r)}`);
+        for (const r of [...new Set([...roles, ...boxDatabases])]) await db.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(r)}`);
       } finally {
         await db.end();
       }

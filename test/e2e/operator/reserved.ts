@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
-import { readyBox, readyOf, runBoxApi, sql, suite, token } from './suite.js';
+import { boxSql, readyBox, readyOf, runBoxApi, suite, token } from './suite.js';
 
 const NS = 'tenant-r';
 const ATTACKER = 'https://attacker.example/cb';
@@ -23,7 +23,8 @@ export function describeReserved(): void {
     const adminClient = async (): Promise<any> => (await api.json('GET', '/Client/boxauth-admin', undefined, await rootToken())).body;
     const owners = async (): Promise<string[]> =>
       (
-        await sql(
+        await boxSql(
+          NS,
           `SELECT 'Client ' || id || ': ' || coalesce(managed_by, 'the box') AS o FROM ${schema}.clients WHERE id = 'boxauth-admin'
        UNION ALL SELECT 'AccessPolicy ' || id || ': ' || coalesce(managed_by, 'the box') FROM ${schema}.access_policies WHERE id = 'admins-allow'
        ORDER BY 1`,
@@ -80,9 +81,9 @@ export function describeReserved(): void {
     });
 
     it('hands a record an earlier operator had adopted back to the box, and keeps it when the resource is deleted', async function () {
-      await sql(`UPDATE ${schema}.clients SET managed_by = 'Client ${NS}/boxauth-admin' WHERE id = 'boxauth-admin'`);
+      await boxSql(NS, `UPDATE ${schema}.clients SET managed_by = 'Client ${NS}/boxauth-admin' WHERE id = 'boxauth-admin'`);
       await eventually('the record handed back', async () => (await owners()).join() === theBoxs.join(), 15_000);
-      await sql(`UPDATE ${schema}.access_policies SET managed_by = 'AccessPolicy ${NS}/admins-allow' WHERE id = 'admins-allow'`);
+      await boxSql(NS, `UPDATE ${schema}.access_policies SET managed_by = 'AccessPolicy ${NS}/admins-allow' WHERE id = 'admins-allow'`);
       await suite.cluster.k(['delete', 'client', 'boxauth-admin', '-n', NS, '--wait=true', '--timeout=30s']);
       await suite.cluster.k(['delete', 'accesspolicy', 'admins-allow', '-n', NS, '--wait=true', '--timeout=30s']);
       expect(await owners()).to.deep.equal(theBoxs);

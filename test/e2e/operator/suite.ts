@@ -3,6 +3,7 @@
 // provisions boxes in, and the API processes started from its Deployments.
 import pg from 'pg';
 import { parseAllDocuments } from 'yaml';
+import { ownDatabaseNames, readNameKey, type BoxDbNames } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually, OperatorProcess, type TestCluster } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
@@ -37,12 +38,31 @@ export async function startOperator(id: string, env: Record<string, string> = {}
   return OperatorProcess.start(suite.operatorKubeconfig, { ...suite.operatorEnv, BOXAUTH_OPERATOR_ID: id, ...env });
 }
 
-/** Runs SQL in the operator's database, as a person with psql would. */
-export async function sql<T extends pg.QueryResultRow = any>(text: string, params: unknown[] = []): Promise<T[]> {
-  const db = new pg.Client({ connectionString: suite.databaseUrl });
+/** Runs SQL in the operator's database (or another of its server), as a person with psql would. */
+export async function sql<T extends pg.QueryResultRow = any>(text: string, params: unknown[] = [], database?: string): Promise<T[]> {
+  const url = new URL(suite.databaseUrl);
+  if (database) url.pathname = `/${database}`;
+  const db = new pg.Client({ connectionString: url.toString() });
   await db.connect();
   try {
     return (await db.query<T>(text, params)).rows;
+  } finally {
+    await db.end();
+  }
+}
+
+/** Runs SQL in the database of the namespace's Box `auth` (status.database.database: its own, or the operator's). */
+export async function boxSql<T extends pg.QueryResultRow = any>(namespace: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const database: string = (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.database.database;
+  return sql<T>(text, params, database);
+}
+
+/** The names the operator gives the box of `namespace` in a database of its own: from the key in its database, as it reads it. */
+export async function ownNamesOf(namespace: string): Promise<BoxDbNames> {
+  const db = new pg.Client({ connectionString: suite.databaseUrl });
+  await db.connect();
+  try {
+    return ownDatabaseNames(namespace, (await readNameKey(db))!);
   } finally {
     await db.end();
   }

@@ -1,15 +1,16 @@
-// Tenants share nothing in PostgreSQL: each namespace's box gets a schema and a
-// role of its own even where the names the operator derived before collided
-// (a namespace crafted to match a long one), the operator touches no schema or
-// role that is not recorded as the namespace's, and reclaimPolicy Delete drops
-// only what is.
+// Tenants share nothing in PostgreSQL: each namespace's box gets a database and
+// a role of its own even where the names the operator derived before collided
+// (a namespace crafted to match a long one), the operator touches no database,
+// schema or role that is not recorded as the box's, reclaimPolicy Delete drops
+// only what is, and a box an operator of the release before made in a schema of
+// its shared database stays there.
 import { expect } from 'chai';
-import { boxDbNames, databaseOf } from '../../../operator/boxdb.js';
+import { boxDbNames, databaseOf, ownDatabaseMark } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { oldBoxDbNames, oldTwin } from '../../support/old-names.js';
 import { freePort } from '../../support/ports.js';
-import { readyOf, sql, suite, waitReady } from './suite.js';
+import { boxSql, ownNamesOf, readyOf, sql, suite, waitReady } from './suite.js';
 
 const LONG = 'tenancy-long-namespace-of-sixty-three-characters-0123456789abcd';
 const OWNED_ELSEWHERE = 'DatabaseOwnedElsewhere';
@@ -30,11 +31,19 @@ export function describeTenancy(): void {
       suite.cluster.k(['delete', 'box', 'auth', '-n', namespace, '--wait=true', '--timeout=60s']);
     const schemaOf = async (namespace: string): Promise<string> =>
       (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
-    const schemaOwner = async (schema: string): Promise<{ owner: string; mark: string | null } | undefined> =>
+    const schemaOwner = async (schema: string, database?: string): Promise<{ owner: string; mark: string | null } | undefined> =>
       (
         await sql(
           `SELECT nspowner::regrole::text AS owner, obj_description(oid, 'pg_namespace') AS mark FROM pg_namespace WHERE nspname = $1`,
           [schema],
+          database,
+        )
+      )[0];
+    const databaseRow = async (name: string): Promise<{ owner: string; mark: string | null } | undefined> =>
+      (
+        await sql(
+          `SELECT pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS mark FROM pg_database WHERE datname = $1`,
+          [name],
         )
       )[0];
     const role = async (name: string): Promise<{ password: string; mark: string | null } | undefined> =>
@@ -74,8 +83,10 @@ export function describeTenancy(): void {
         ];
         expect(schemas[0]).to.not.equal(schemas[1]);
         expect(roles[0]).to.not.equal(roles[1]);
-        expect((await schemaOwner(schemas[0]!))?.owner).to.equal(roles[0]);
-        expect((await schemaOwner(schemas[1]!))?.owner).to.equal(roles[1]);
+        // Each in a database of its own, owned by its role.
+        expect((await schemaOwner(schemas[0]!, schemas[0]))?.owner).to.equal(roles[0]);
+        expect((await schemaOwner(schemas[1]!, schemas[1]))?.owner).to.equal(roles[1]);
+        expect((await databaseRow(schemas[0]!))?.owner).to.equal(roles[0]);
 
         for (const ns of [LONG, twin]) {
           const pod = (await suite.cluster.runDeployment(ns, 'auth')).box;
@@ -99,34 +110,39 @@ export function describeTenancy(): void {
       }
     });
 
-    it("refuses a schema of its name that is not marked as the namespace's and leaves it as it is, until a person marks it", async function () {
+    it("refuses a database of its name that is not marked as the box's and leaves it as it is, until a person marks it", async function () {
       const ns = 'tenancy-squatted';
-      const { schema, role: roleName } = boxDbNames(ns, database);
-      await sql(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.precious (note text); INSERT INTO ${schema}.precious VALUES ('keep me')`);
-      const before = await schemaOwner(schema);
-      await suite.cluster.k(['create', 'namespace', ns]);
-      await apply(box(ns));
-      const message = await refused(ns);
-      expect(message)
-        .to.include(`schema "${schema}"`)
-        .and.include(`COMMENT ON SCHEMA "${schema}" IS '${mark(ns)}'`);
-      expect(await schemaOwner(schema)).to.deep.equal(before);
-      expect(await sql(`SELECT note FROM ${schema}.precious`)).to.deep.equal([{ note: 'keep me' }]);
-      expect(await role(roleName)).to.equal(undefined);
-      const events = await suite.cluster.json(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.kind=Box']);
-      expect(events.items.map((e: any) => `${e.type} ${e.reason}`)).to.include(`Warning ${OWNED_ELSEWHERE}`);
+      const { database: name, role: roleName } = await ownNamesOf(ns);
+      await sql(`CREATE DATABASE ${name}`);
+      await sql(`CREATE TABLE precious (note text); INSERT INTO precious VALUES ('keep me')`, [], name);
+      try {
+        const before = await databaseRow(name);
+        await suite.cluster.k(['create', 'namespace', ns]);
+        await apply(box(ns));
+        const message = await refused(ns);
+        const boxMark = ownDatabaseMark({ database: name, schema: name, role: name }, database);
+        expect(message).to.include(`database "${name}"`).and.include(`COMMENT ON DATABASE "${name}" IS '${boxMark}'`);
+        expect(await databaseRow(name)).to.deep.equal(before);
+        expect(await sql(`SELECT note FROM precious`, [], name)).to.deep.equal([{ note: 'keep me' }]);
+        expect(await role(roleName)).to.equal(undefined);
+        const events = await suite.cluster.json(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.kind=Box']);
+        expect(events.items.map((e: any) => `${e.type} ${e.reason}`)).to.include(`Warning ${OWNED_ELSEWHERE}`);
 
-      // What the message says to do, when the schema is this box's after all.
-      await sql(`COMMENT ON SCHEMA ${schema} IS '${mark(ns)}'`);
-      await waitReady('box', ns, 'auth');
-      expect(await sql(`SELECT note FROM ${schema}.precious`)).to.deep.equal([{ note: 'keep me' }]);
-      await deleteBox(ns);
-      expect(await schemaOwner(schema)).to.equal(undefined); // marked as its own: reclaimPolicy Delete dropped it
+        // What the message says to do, when the database is this box's after all: it becomes its role's.
+        await sql(`COMMENT ON DATABASE ${name} IS '${boxMark}'`);
+        await waitReady('box', ns, 'auth', 60_000);
+        expect(await databaseRow(name)).to.deep.equal({ owner: roleName, mark: boxMark });
+        expect(await sql(`SELECT note FROM precious`, [], name)).to.deep.equal([{ note: 'keep me' }]);
+        await deleteBox(ns);
+        expect(await databaseRow(name)).to.equal(undefined); // marked as its own: reclaimPolicy Delete dropped it
+      } finally {
+        await sql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }
     });
 
     it("refuses a role of its name that is marked as another namespace's: its password stays", async function () {
       const ns = 'tenancy-role-taken';
-      const { schema, role: roleName } = boxDbNames(ns, database);
+      const { database: name, role: roleName } = await ownNamesOf(ns);
       await sql(`CREATE ROLE ${roleName} LOGIN PASSWORD 'their-own-password'; COMMENT ON ROLE ${roleName} IS '${mark('someone-else')}'`);
       try {
         const before = await role(roleName);
@@ -134,7 +150,7 @@ export function describeTenancy(): void {
         await apply(box(ns));
         expect(await refused(ns)).to.include(`role "${roleName}"`);
         expect(await role(roleName)).to.deep.equal(before);
-        expect(await schemaOwner(schema)).to.equal(undefined);
+        expect(await databaseRow(name)).to.equal(undefined);
         await deleteBox(ns); // its finalizer goes, the role stays
         expect(await role(roleName)).to.deep.equal(before);
       } finally {
@@ -142,24 +158,51 @@ export function describeTenancy(): void {
       }
     });
 
-    it("reclaimPolicy Delete leaves a schema that is marked as another namespace's", async function () {
+    it("reclaimPolicy Delete leaves a database that is marked as another's, and the role that owns it", async function () {
       const ns = 'tenancy-moved';
       await suite.cluster.k(['create', 'namespace', ns]);
       await apply(box(ns));
-      await waitReady('box', ns, 'auth');
-      const schema = await schemaOf(ns);
-      const { owner } = (await schemaOwner(schema))!;
-      await sql(`COMMENT ON SCHEMA ${schema} IS '${mark('someone-else')}'`);
+      await waitReady('box', ns, 'auth', 60_000);
+      const { database: name, role: owner } = (await suite.cluster.json(['get', 'box', 'auth', '-n', ns])).status.database;
+      await sql(`COMMENT ON DATABASE ${name} IS '${mark('someone-else')}'`);
       try {
         await deleteBox(ns);
-        expect(await schemaOwner(schema)).to.deep.equal({ owner, mark: mark('someone-else') });
-        expect((await sql(`SELECT to_regclass('${schema}.clients')::text AS t`))[0].t).to.equal(`${schema}.clients`);
+        expect(await databaseRow(name)).to.deep.equal({ owner, mark: mark('someone-else') });
+        expect((await sql(`SELECT to_regclass('${name}.clients')::text AS t`, [], name))[0].t).to.equal(`${name}.clients`);
+        expect(await role(owner)).to.not.equal(undefined);
       } finally {
-        await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP ROLE IF EXISTS ${owner}`);
+        await sql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await sql(`DROP ROLE IF EXISTS ${owner}`);
       }
     });
 
-    it('gives a Box re-created in the namespace the schema a Box with reclaimPolicy Retain left', async function () {
+    it('keeps a box an operator of the release before made in a schema of its shared database there, and says so', async function () {
+      const ns = 'tenancy-before';
+      const { schema, role: roleName } = boxDbNames(ns, database);
+      // What that operator left: the role and the schema of one name, marked, the role's search_path the schema.
+      await sql(
+        `CREATE ROLE ${roleName} LOGIN NOINHERIT PASSWORD 'from-before'; COMMENT ON ROLE ${roleName} IS '${mark(ns)}';
+         CREATE SCHEMA ${schema} AUTHORIZATION ${roleName}; COMMENT ON SCHEMA ${schema} IS '${mark(ns)}';
+         ALTER ROLE ${roleName} IN DATABASE ${database} SET search_path = ${schema};
+         CREATE TABLE ${schema}.precious (note text); INSERT INTO ${schema}.precious VALUES ('keep me')`,
+      );
+      await suite.cluster.k(['create', 'namespace', ns]);
+      await apply(box(ns));
+      await waitReady('box', ns, 'auth', 60_000);
+      const status = (await suite.cluster.json(['get', 'box', 'auth', '-n', ns])).status;
+      expect(status.schema).to.equal(schema);
+      expect(status.database).to.deep.include({ database, role: roleName, isolation: 'Schema' });
+      expect((await readyOf('box', ns, 'auth')).message).to.include(
+        `schema ${schema} of database ${database}, shared with other boxes, where the box was made (it stays there`,
+      );
+      expect(new URL(await suite.cluster.secretValue(ns, 'auth-database', 'DATABASE_URL')).pathname).to.equal(`/${database}`);
+      expect(await boxSql(ns, `SELECT note FROM ${schema}.precious`)).to.deep.equal([{ note: 'keep me' }]);
+      expect((await sql(`SELECT to_regclass('${schema}.clients')::text AS t`))[0].t).to.equal(`${schema}.clients`); // migrated there
+      await deleteBox(ns);
+      expect(await schemaOwner(schema)).to.equal(undefined);
+    });
+
+    it('gives a Box re-created in the namespace the database a Box with reclaimPolicy Retain left', async function () {
       const ns = 'tenancy-again';
       await suite.cluster.k(['create', 'namespace', ns]);
       const client = {
@@ -170,16 +213,16 @@ export function describeTenancy(): void {
       };
       await apply(box(ns, { reclaimPolicy: 'Retain' }));
       await apply(client);
-      await waitReady('client', ns, 'kept');
+      await waitReady('client', ns, 'kept', 60_000);
       const schema = await schemaOf(ns);
       await deleteBox(ns);
-      expect(await sql(`SELECT managed_by FROM ${schema}.clients WHERE id = 'kept'`)).to.deep.equal([{ managed_by: null }]);
+      expect(await sql(`SELECT managed_by FROM ${schema}.clients WHERE id = 'kept'`, [], schema)).to.deep.equal([{ managed_by: null }]);
       await apply(box(ns)); // a new Box, the same namespace: the same names, provisioned again
-      await waitReady('box', ns, 'auth');
+      await waitReady('box', ns, 'auth', 60_000);
       expect(await schemaOf(ns)).to.equal(schema);
-      await waitReady('client', ns, 'kept'); // adopted again from the retained schema
+      await waitReady('client', ns, 'kept'); // adopted again from the retained database
       await deleteBox(ns);
-      expect(await schemaOwner(schema)).to.equal(undefined);
+      expect(await databaseRow(schema)).to.equal(undefined);
     });
   });
 }

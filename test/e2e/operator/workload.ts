@@ -14,7 +14,7 @@ import { baseUrlOf } from '../../../operator/controllers/box-manifests.js';
 import { assertionAuth, assertionRequest, claimsOf } from '../../support/assertion.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
-import { readyBox, readyOf, runBoxApi, sql, suite, token, waitReady } from './suite.js';
+import { boxSql, readyBox, readyOf, runBoxApi, suite, token, waitReady } from './suite.js';
 
 const NS = 'tenant-a'; // the box's namespace
 const OTHER = 'tenant-b'; // another tenant's
@@ -187,7 +187,7 @@ export function describeWorkload(): void {
         'involvedObject.name=intruder,involvedObject.kind=Client',
       ]);
       expect(events.items.map((e: any) => `${e.type} ${e.reason}`)).to.include(`Warning ${NOT_ALLOWED}`);
-      expect(await sql(`SELECT id FROM ${schema}.clients WHERE id = 'intruder'`)).to.deep.equal([]);
+      expect(await boxSql(NS, `SELECT id FROM ${schema}.clients WHERE id = 'intruder'`)).to.deep.equal([]);
       const otherToken = await saToken(OTHER, 'orders');
       const denied = await assertionRequest(api, otherToken);
       expect(denied.status).to.equal(401);
@@ -206,7 +206,7 @@ export function describeWorkload(): void {
       await eventually(NOT_ALLOWED, async () => (await readyOf('client', NS, 'intruder'))?.reason === NOT_ALLOWED);
       await eventually(
         'the record removed',
-        async () => (await sql(`SELECT id FROM ${schema}.clients WHERE id = 'intruder'`)).length === 0,
+        async () => (await boxSql(NS, `SELECT id FROM ${schema}.clients WHERE id = 'intruder'`)).length === 0,
       );
       expect((await api.json('GET', '/Client/intruder', undefined, accessToken)).status).to.equal(401);
       expect((await assertionRequest(api, otherToken)).status).to.equal(401);

@@ -8,7 +8,7 @@ import type { Pool } from '../../../api/db/pool.js';
 
 class FakeFeed extends EventEmitter {
   connected = true;
-  schema = 'box_a';
+  channel = 'boxauth_0123';
   onFence(handler: (token: string) => void): void {
     this.on('fence', handler);
   }
@@ -20,8 +20,8 @@ class FakeFeed extends EventEmitter {
 /** A pool whose pg_notify is answered when the test says, and whose fences are heard back only if it says so. */
 function fakePool(feed: FakeFeed, echo: boolean): { pool: Pool; sent: string[] } {
   const sent: string[] = [];
-  const query = async (q: { values: [string] }): Promise<void> => {
-    const { fence } = JSON.parse(q.values[0]) as { fence: string };
+  const query = async (q: { values: [string, string] }): Promise<void> => {
+    const { fence } = JSON.parse(q.values[1]) as { fence: string };
     sent.push(fence);
     if (!echo) return new Promise<void>(() => undefined); // waits for a connection forever
     setImmediate(() => feed.emit('fence', fence));

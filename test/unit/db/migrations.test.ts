@@ -214,6 +214,8 @@ describe('the expand/contract rule, statement by statement', function () {
       'ALTER TABLE users ADD COLUMN nick text; UPDATE users SET nick = email; CREATE TRIGGER users_nick BEFORE INSERT OR UPDATE ON users FOR EACH ROW EXECUTE FUNCTION users_nick()',
       "ALTER TABLE users ADD COLUMN nick text;\n-- backfill: users the previous release adds get theirs at this release's next start\nUPDATE users SET nick = email",
       'ALTER TABLE clients ADD COLUMN note text', // not read with * by the previous release
+      // A trigger function replaced, saying how the previous release still hears what it parses.
+      "-- replace: the same payload, on the same channel while the previous release listens\nCREATE OR REPLACE FUNCTION boxauth_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('boxauth', '{}'); RETURN NULL; END $$",
     ];
     for (const sql of allowed) expect(rules(sql), sql).to.deep.equal([]);
   });

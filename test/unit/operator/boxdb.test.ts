@@ -3,7 +3,7 @@
 // password and its data. The pairs below shared them under the names the
 // operator derived before (test/support/old-names.ts).
 import { expect } from 'chai';
-import { boxDbNames } from '../../../operator/boxdb.js';
+import { boxDbNames, ownDatabaseMark, ownDatabaseNames } from '../../../operator/boxdb.js';
 import { oldBoxDbNames as oldNames, oldTwin } from '../../support/old-names.js';
 
 const LONG = 'payments-production-eu-west-1-primary-cluster-tenant-0123456789';
@@ -47,5 +47,17 @@ describe('box database names', function () {
         expect(name.startsWith(`box_${namespace!.slice(0, 20).replaceAll('-', '_')}`), name).to.equal(true);
       }
     }
+  });
+
+  it("names a box's own database, role and schema alike, after a keyed digest that says nothing of the namespace", function () {
+    const key = Buffer.alloc(32, 1);
+    const names = ownDatabaseNames('payments-prod', key);
+    expect(names.database).to.match(/^box_[0-9a-f]{32}$/);
+    expect([names.role, names.schema]).to.deep.equal([names.database, names.database]);
+    expect(ownDatabaseNames('payments-prod', key)).to.deep.equal(names); // stable: the operator finds it again
+    expect(ownDatabaseNames('payments-prod', Buffer.alloc(32, 2)).database).to.not.equal(names.database); // another key, another name
+    expect(ownDatabaseNames('payments-pro', key).database).to.not.equal(names.database);
+    // The mark every role of the server reads names the administrative database, not the namespace.
+    expect(ownDatabaseMark(names, 'boxauth')).to.equal(`boxauth owner: box ${names.database} of database boxauth`);
   });
 });

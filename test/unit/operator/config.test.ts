@@ -10,6 +10,7 @@ describe('operator configuration', function () {
       boxImage: DEFAULT_BOX_IMAGE,
       boxImagePullPolicy: 'IfNotPresent',
       pinBoxImage: false,
+      boxIsolation: 'Database',
       leaseName: 'boxauth-operator',
       healthPort: 8081,
       healthHost: '0.0.0.0',
@@ -35,6 +36,10 @@ describe('operator configuration', function () {
     refused({ BOXAUTH_OPERATOR_PIN_BOX_IMAGE: 'yes please' }, /BOXAUTH_OPERATOR_PIN_BOX_IMAGE/);
     refused({ DATABASE_URL: 'mysql://db' }, /^DATABASE_URL must be a postgres:\/\/ URL$/);
     refused(
+      { BOXAUTH_OPERATOR_BOX_ISOLATION: 'database' },
+      /^BOXAUTH_OPERATOR_BOX_ISOLATION must be one of Database, Schema, got "database"$/,
+    );
+    refused(
       { BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST: 'postgres://pooler:5432' },
       /^BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST must be host or host:port, got "postgres:\/\/pooler:5432"$/,
     );
@@ -51,11 +56,13 @@ describe('operator configuration', function () {
         BOXAUTH_OPERATOR_PIN_BOX_IMAGE: 'true',
         BOXAUTH_OPERATOR_BOX_DATABASE_HOST: 'db-rw.boxauth-system.svc:5432',
         BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST: 'db-pooler.boxauth-system.svc',
+        BOXAUTH_OPERATOR_BOX_ISOLATION: 'Schema',
         POD_NAMESPACE: 'ignored',
       }),
     ).to.include({
       boxDatabaseHost: 'db-rw.boxauth-system.svc:5432',
       boxDatabasePoolerHost: 'db-pooler.boxauth-system.svc',
+      boxIsolation: 'Schema',
       logLevel: 'debug',
       boxImagePullPolicy: 'Never',
       healthHost: '::1',

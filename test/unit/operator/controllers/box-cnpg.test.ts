@@ -5,12 +5,12 @@
 // test/component/operator/boxdb-owner.test.ts): what the API pods are given,
 // what status.database says, and what a person reads when something is missing.
 import { expect } from 'chai';
-import { boxDbNames, NotOwned } from '../../../../operator/boxdb.js';
+import { NotOwned, ownDatabaseNames } from '../../../../operator/boxdb.js';
 import type { BoxResource } from '../../../../operator/controllers/box.js';
 import { databaseStatus, declaredDatabase } from '../../../../operator/controllers/box/status.js';
 import { BOXES, CNPG_CLUSTERS, CNPG_POOLERS, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../../../../operator/kube.js';
 import { secretValue, type SecretObject } from '../../../../operator/secrets.js';
-import { OperatorHarness, ready, SETTINGS } from '../../../support/operator.js';
+import { FakeBoxDatabases, OperatorHarness, ready, SETTINGS } from '../../../support/operator.js';
 
 const NS = 'team-a';
 /** A password with what a URL must escape: the pods' URLs must still carry it exactly. */
@@ -85,6 +85,7 @@ describe('Box controller, with a CloudNativePG Cluster', function () {
       directHost: 'pg-rw.team-a.svc:5432',
       database: 'app',
       role: 'app',
+      isolation: 'Database',
       reachable: true,
     });
   });
@@ -233,7 +234,14 @@ describe('status.database', function () {
   it("says the operator's own database, and where the pods reach it", async function () {
     const h = new OperatorHarness();
     const auth = await h.readyBox(NS);
-    expect(auth.status!.database).to.deep.include({ source: 'Operator', host: 'db.example:5432', database: 'boxauth', reachable: true });
+    const own = ownDatabaseNames(NS, FakeBoxDatabases.NAME_KEY).database;
+    expect(auth.status!.database).to.deep.include({
+      source: 'Operator',
+      host: 'db.example:5432',
+      database: own,
+      isolation: 'Database',
+      reachable: true,
+    });
   });
 
   it("sends the queries of boxes in the operator's database through its pooler, when it has one (the chart's CloudNativePG)", async function () {
@@ -244,10 +252,10 @@ describe('status.database', function () {
     });
     const auth = await h.readyBox(NS);
     const database = h.object<SecretObject>(SECRETS, NS, 'auth-database');
-    const { role } = boxDbNames(NS, 'boxauth');
+    const { role, database: own } = ownDatabaseNames(NS, FakeBoxDatabases.NAME_KEY);
     const password = encodeURIComponent(secretValue(database, 'password')!);
-    expect(secretValue(database, 'DATABASE_URL')).to.equal(`postgres://${role}:${password}@db-pooler.boxauth-system.svc:5432/boxauth`);
-    expect(secretValue(database, 'DATABASE_DIRECT_URL')).to.equal(`postgres://${role}:${password}@db-rw.boxauth-system.svc:5432/boxauth`);
+    expect(secretValue(database, 'DATABASE_URL')).to.equal(`postgres://${role}:${password}@db-pooler.boxauth-system.svc:5432/${own}`);
+    expect(secretValue(database, 'DATABASE_DIRECT_URL')).to.equal(`postgres://${role}:${password}@db-rw.boxauth-system.svc:5432/${own}`);
     const env = (h.object<KObject>(DEPLOYMENTS, NS, 'auth') as any).spec.template.spec.containers[0].env.map(
       (e: { name: string }) => e.name,
     );

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { boxDbNames, NotOwned } from '../../../../operator/boxdb.js';
+import { boxDbNames, NotOwned, ownDatabaseNames } from '../../../../operator/boxdb.js';
 import { BOX_FINALIZER, type BoxResource } from '../../../../operator/controllers/box.js';
 import type { Condition } from '../../../../operator/conditions.js';
 import { Problem } from '../../../../operator/controller.js';
@@ -24,7 +24,7 @@ import { secretValue, type SecretObject } from '../../../../operator/secrets.js'
 import { readCrdSchema } from '../../../../api/schema/resources.js';
 import { passwordCheck } from '../../../../api/schema/password-policy.js';
 import { PASSWORD_MIN_LENGTH } from '../../../../api/config.js';
-import { OperatorHarness, ready, SETTINGS } from '../../../support/operator.js';
+import { FakeBoxDatabases, OperatorHarness, ready, SETTINGS } from '../../../support/operator.js';
 import { testCa } from '../../../support/tls.js';
 
 const NS = 'team-a';
@@ -76,8 +76,11 @@ describe('Box controller', function () {
     const database = h.kube.object<SecretObject>(SECRETS, NS, 'auth-database');
     const password = secretValue(database, 'password')!;
     expect(h.databases.passwords.get(NS)).to.equal(password).and.have.length.above(20);
-    const { role, schema } = boxDbNames(NS, 'boxauth');
-    expect(secretValue(database, 'DATABASE_URL')).to.equal(`postgres://${role}:${encodeURIComponent(password)}@db.example:5432/boxauth`);
+    // A database of its own (BOXAUTH_OPERATOR_BOX_ISOLATION's default): database, role and schema of one name, not the namespace's.
+    const { role, schema, database: own } = ownDatabaseNames(NS, FakeBoxDatabases.NAME_KEY);
+    expect([schema, own]).to.deep.equal([role, role]);
+    expect(role).to.match(/^box_[0-9a-f]{32}$/);
+    expect(secretValue(database, 'DATABASE_URL')).to.equal(`postgres://${role}:${encodeURIComponent(password)}@db.example:5432/${own}`);
     expect(names(h.kube.objects(SERVICE_ACCOUNTS, NS))).to.deep.equal(['auth']);
     expect(names(h.kube.objects(SERVICES, NS))).to.deep.equal(['auth']);
     expect(names(h.kube.objects(DEPLOYMENTS, NS))).to.deep.equal(['auth']);
@@ -94,6 +97,33 @@ describe('Box controller', function () {
     });
     expect(available(auth)).to.deep.include({ status: 'False', reason: 'NoPodsAvailable' });
     expect(h.kube.eventsAbout(NS, 'auth')).to.deep.equal(['Normal Provisioned']);
+  });
+
+  it('leaves a box that lives in a schema of the shared database there, and says so and how to move it', async function () {
+    h.databases.inSharedSchema.add(NS);
+    const auth = await h.readyBox(NS);
+    const { role, schema } = boxDbNames(NS, 'boxauth');
+    const password = encodeURIComponent(secretValue(h.kube.object<SecretObject>(SECRETS, NS, 'auth-database'), 'password')!);
+    expect(secretValue(h.kube.object<SecretObject>(SECRETS, NS, 'auth-database'), 'DATABASE_URL')).to.equal(
+      `postgres://${role}:${password}@db.example:5432/boxauth`,
+    );
+    expect(auth.status!.database).to.deep.include({ database: 'boxauth', role, isolation: 'Schema' });
+    expect(ready(auth)!.message).to.match(
+      new RegExp(
+        `^schema ${schema} of database boxauth, shared with other boxes, where the box was made \\(it stays there: .*docs/guides/upgrading.md says how to move it\\), Secrets`,
+      ),
+    );
+
+    // A new box of the same operator gets a database of its own; with BOXAUTH_OPERATOR_BOX_ISOLATION=Schema, a schema, said plainly.
+    const other = await h.readyBox('team-b');
+    expect(other.status!.database).to.deep.include({
+      isolation: 'Database',
+      database: ownDatabaseNames('team-b', FakeBoxDatabases.NAME_KEY).database,
+    });
+    expect(ready(other)!.message).to.match(/^database box_[0-9a-f]{32} of its own, Secrets/);
+    const shared = await new OperatorHarness(undefined, { ...SETTINGS, boxIsolation: 'Schema' }).readyBox('team-c');
+    expect(shared.status!.database).to.deep.include({ isolation: 'Schema', database: 'boxauth' });
+    expect(ready(shared)!.message).to.match(/^schema box_team_c_[0-9a-f]{16}, Secrets/);
   });
 
   it('reports its API pods as Available from the Deployment: MinimumReplicasAvailable, ScaledToZero', async function () {
