@@ -23,6 +23,7 @@ import { isHosted } from './controllers/host.js';
 import { HOST_NAME, REGISTRY_SECRET } from './controllers/host-manifests.js';
 import { IdentityProviderController, type IdentityProviderResource } from './controllers/identityprovider.js';
 import { WebhookController, type WebhookResource } from './controllers/webhook.js';
+import { HookController, type HookResource } from './controllers/hook.js';
 import { EventRecorder } from './events.js';
 import { Informer } from './informer.js';
 import {
@@ -33,6 +34,7 @@ import {
   DEPLOYMENTS,
   IDENTITY_PROVIDERS,
   WEBHOOKS,
+  HOOKS,
   SECRETS,
   type HttpKube,
   type KObject,
@@ -56,6 +58,7 @@ export class Manager {
   readonly apps: AppController;
   readonly identityProviders: IdentityProviderController;
   readonly webhooks: WebhookController;
+  readonly hooks: HookController;
   private resyncTimer: NodeJS.Timeout | undefined;
   private started = false;
   private stopping = false;
@@ -87,6 +90,7 @@ export class Manager {
     const apps = informer<AppResource>('apps', APPS);
     const identityProviders = informer<IdentityProviderResource>('identityproviders', IDENTITY_PROVIDERS);
     const webhooks = informer<WebhookResource>('webhooks', WEBHOOKS);
+    const hooks = informer<HookResource>('hooks', HOOKS);
     const secrets = informer<KObject>('secrets', SECRETS, { metadataOnly: true });
     const deployments = informer<KObject>('deployments', DEPLOYMENTS, {
       labelSelector: Object.entries(MANAGED_LABELS)
@@ -102,6 +106,7 @@ export class Manager {
     this.apps = new AppController(apps, deps, this.boxes);
     this.identityProviders = new IdentityProviderController(identityProviders, secrets, deps, this.boxes);
     this.webhooks = new WebhookController(webhooks, secrets, deps, this.boxes);
+    this.hooks = new HookController(hooks, secrets, deps, this.boxes);
 
     const records = (namespace: string): void => {
       this.clients.enqueueNamespace(namespace);
@@ -109,6 +114,7 @@ export class Manager {
       this.apps.enqueueNamespace(namespace);
       this.identityProviders.enqueueNamespace(namespace);
       this.webhooks.enqueueNamespace(namespace);
+      this.hooks.enqueueNamespace(namespace);
     };
     boxes.on((_e, box) => records(box.metadata.namespace!));
     this.boxes.onReady(records);
@@ -118,6 +124,7 @@ export class Manager {
       for (const owner of secret.metadata.ownerReferences ?? []) if (owner.kind === 'Client') this.clients.enqueue(ns, owner.name);
       for (const name of this.identityProviders.usingSecret(ns, secret.metadata.name)) this.identityProviders.enqueue(ns, name);
       for (const name of this.webhooks.usingSecret(ns, secret.metadata.name)) this.webhooks.enqueue(ns, name);
+      for (const name of this.hooks.usingSecret(ns, secret.metadata.name)) this.hooks.enqueue(ns, name);
       for (const name of this.boxes.boxesUsing(secret)) this.boxes.enqueue(ns, name);
       if (isHostObject(secret)) this.boxes.hosts.enqueue(); // the registry changed behind the operator's back
     });
@@ -152,6 +159,7 @@ export class Manager {
     this.apps.start(workers);
     this.identityProviders.start(workers);
     this.webhooks.start(workers);
+    this.hooks.start(workers);
     this.resyncTimer = setInterval(() => {
       this.boxes.resync();
       this.boxes.hosts.enqueue();
@@ -160,6 +168,7 @@ export class Manager {
       this.apps.resync();
       this.identityProviders.resync();
       this.webhooks.resync();
+      this.hooks.resync();
     }, this.config.resyncMs);
     this.started = true;
   }
@@ -177,6 +186,7 @@ export class Manager {
       this.apps.stop(),
       this.identityProviders.stop(),
       this.webhooks.stop(),
+      this.hooks.stop(),
     ]);
     await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     for (const i of this.informers) i.stop();

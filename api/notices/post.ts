@@ -69,6 +69,8 @@ export interface ReceiverRequest {
   body: string | Buffer;
   /** Aborts the request (the sender's deadline). */
   signal: AbortSignal;
+  /** The certificates the receiver's is checked against (PEM), in place of the system's: a Hook's caBundle. */
+  ca?: string;
 }
 
 /** The box by its own host and port, whatever the scheme and whatever its address. */
@@ -185,6 +187,7 @@ export async function postToReceiver(url: string, request: ReceiverRequest, rule
         method: 'POST',
         headers: { ...request.headers, 'Content-Length': String(body.length) },
         lookup: receiverLookup(rules, plain),
+        ...(request.ca !== undefined && !plain ? { ca: request.ca } : {}),
         // No connection is kept or shared: each request resolves and checks the name afresh.
         agent: false,
         signal,

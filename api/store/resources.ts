@@ -6,9 +6,9 @@ import { withTransaction, type Pool, type Queryable, type Transaction } from '..
 import type { Meta } from '../types.js';
 import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
 
-export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers' | 'webhooks';
+export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers' | 'webhooks' | 'hooks';
 
-interface Row {
+export interface Row {
   id: string;
   resource: Record<string, unknown>;
   secret_hash?: string | null;
@@ -41,9 +41,10 @@ const SECRET_COLUMNS: Partial<Record<ResourceTableName, 'secret_hash' | 'secret_
   clients: 'secret_hash',
   identity_providers: 'secret_sealed',
   webhooks: 'secret_sealed',
+  hooks: 'secret_sealed',
 };
 
-function toStored<T>(row: Row): Stored<T> {
+export function toStored<T>(row: Row): Stored<T> {
   const meta: Meta = {
     versionId: String(row.version),
     createdAt: row.created_at.toISOString(),
