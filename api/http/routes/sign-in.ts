@@ -125,8 +125,10 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     if ('unchecked' in answer) return again(503, words('error.busy'));
     if ('refused' in answer)
       return answer.said === PASSWORD_REFUSALS.turnedOff ? again(403, words('signIn.turnedOff')) : again(401, wrongPassword);
-    // Signed in, or on to the second factor.
-    goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
+    // Signed in, or on to the second factor; or refused by a Hook, in its words.
+    const went = await proceed(svc, browserFacts(svc, req), answer.proven, target);
+    if (went.refused !== undefined) return again(403, went.refused);
+    goOn(svc, res, went, target);
   });
 
   /** The page a code by email is typed on. */
@@ -214,6 +216,8 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       return page(429, { error }, { 'Retry-After': String(retryAfter) });
     }
     if ('busy' in result) return page(503, { error: words('error.busy') }, { 'Retry-After': result.busy });
+    // A Hook refused (personCreating): its words, as the person is to read them.
+    if ('refused' in result) return page(403, { error: result.refused });
     // The address proven first: a new address and a taken one get this same page (registration.ts).
     if (proofOf(svc.config) === 'before-sign-in') return renderPage(res, 200, signUpSentPage(box, input.email!));
     if (!('made' in result)) return page(422, { errors: { email: [words('signUp.taken')] } });
