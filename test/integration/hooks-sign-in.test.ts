@@ -78,6 +78,21 @@ describe('hooks at sign-in: signingIn, personCreating, passwordImport', function
     expect(made.status, String(made.body)).to.equal(303);
     const found = await box.json('GET', `/users?email=${encodeURIComponent('bob@example.com')}`, undefined, root);
     expect(JSON.stringify(found.body[0])).to.include('E-1').and.include('staff');
+    // The REST API and a SCIM directory make people through the same moment.
+    const byApi = await box.json('POST', '/users', { email: 'mallory@elsewhere.example', password: 'a-good-password' }, root);
+    expect(byApi.status).to.equal(403);
+    expect(byApi.text).to.include('only addresses of example.com may sign up');
+    const scim = await provisioner(box, 'hr', { 'Content-Type': 'application/scim+json' });
+    const byScim = await scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'carol@example.com',
+      emails: [{ value: 'carol@example.com', primary: true }],
+    });
+    expect(byScim.status, byScim.text).to.equal(201);
+    const carol = await box.json('GET', `/users?email=${encodeURIComponent('carol@example.com')}`, undefined, root);
+    expect(JSON.stringify(carol.body[0])).to.include('E-1').and.include('staff');
+    const vias = (await python.seen()).filter((s) => s.moment === 'personCreating').map((s) => JSON.parse(s.body).request.person.via);
+    expect(vias).to.deep.equal(['signUp', 'signUp', 'api', 'scim']);
   });
 
   it('passwordImport: the old system vouches for a password once, and the box keeps its own hash', async function () {
