@@ -18,6 +18,7 @@
 // Hooks are kept in memory (the change feed drops them when one changes), the allow-list is read
 // before the call, and a moment's writes come after the verdict.
 import { randomUUID } from 'node:crypto';
+import https from 'node:https';
 import type { Audit } from '../audit.js';
 import type { Config } from '../config.js';
 import { signJwt, type SigningKey } from '../credentials/jwt.js';
@@ -25,7 +26,7 @@ import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { postToReceiver, receiverRulesOf, ReceiverError } from '../notices/post.js';
+import { postToReceiver, receiverRulesOf, ReceiverError, type ReceiverRules } from '../notices/post.js';
 import { hooks } from '../store/hooks.js';
 import type { Stored } from '../store/resources.js';
 import type { Hook } from '../types.js';
@@ -85,10 +86,18 @@ export interface About {
   user?: string;
 }
 
+/** How long the allow-list read from the database stands for every call (PUT /settings/notices holds within it). */
+const RULES_MS = 1000;
+/** How long a connection to a hook is kept idle. */
+const IDLE_MS = 5000;
+
 export class HookCaller {
   private list: Promise<Stored<Hook>[]> | undefined;
   private readonly inFlight = new Map<string, number>();
   private readonly breakers = new Map<string, Breaker>();
+  /** Connections kept to each Hook (keep-alive, as the API server keeps them to an admission webhook): dropped when a Hook changes. */
+  private readonly agents = new Map<string, https.Agent>();
+  private rules: { until: number; rules: Promise<ReceiverRules> } | undefined;
 
   constructor(
     private readonly svc: Needs,
@@ -101,6 +110,29 @@ export class HookCaller {
   /** Drops the Hooks kept in memory: the next moment reads them again. */
   forget(): void {
     this.list = undefined;
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+
+  /** The box's rules for its receivers (the allow-list of its settings), read at most once a RULES_MS. */
+  private rulesNow(): Promise<ReceiverRules> {
+    const now = this.now();
+    if (!this.rules || this.rules.until <= now) {
+      const rules = receiverRulesOf(this.svc);
+      this.rules = { until: now + RULES_MS, rules };
+      rules.catch(() => (this.rules = undefined));
+    }
+    return this.rules.rules;
+  }
+
+  private agentOf(hook: Hook): https.Agent {
+    let agent = this.agents.get(hook.id);
+    if (!agent) {
+      const max = hook.maxInFlight ?? HOOK_DEFAULTS.maxInFlight;
+      agent = new https.Agent({ keepAlive: true, maxSockets: max, maxFreeSockets: max, timeout: IDLE_MS });
+      this.agents.set(hook.id, agent);
+    }
+    return agent;
   }
 
   private async enabled(): Promise<Stored<Hook>[]> {
@@ -220,11 +252,11 @@ export class HookCaller {
     };
     const timeoutMs = (hook.timeoutSeconds ?? HOOK_DEFAULTS.timeoutSeconds) * 1000;
     try {
-      const rules = { ...(await receiverRulesOf(this.svc)), timeoutMs };
+      const rules = { ...(await this.rulesNow()), timeoutMs };
       const ca = hook.caBundle === undefined ? undefined : Buffer.from(hook.caBundle, 'base64').toString('utf8');
       const answer = await postToReceiver(
         url,
-        { headers, body, signal: AbortSignal.timeout(timeoutMs), ...(ca !== undefined ? { ca } : {}) },
+        { headers, body, signal: AbortSignal.timeout(timeoutMs), agent: this.agentOf(hook), ...(ca !== undefined ? { ca } : {}) },
         rules,
       );
       if (answer.cut) return { failed: 'garbage', why: 'its answer is longer than 64 KiB' };

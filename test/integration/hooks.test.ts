@@ -7,7 +7,7 @@
 // call is one the hook can tell.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { decodeJwt } from 'jose';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { basic, Box, boxForSuite, eventually } from '../support/box.js';
 import { HookServer, type HookLanguage } from '../support/hook-servers.js';
 import { testCa, type TestCa } from '../support/tls.js';
@@ -97,6 +97,21 @@ describe('hooks: your own code at every token, in other processes', function () 
       expect(forged.text).to.include('bad signature');
     });
   }
+
+  it('with boxToken, each call carries a short JWT of the box, for the hook’s URL, that the box’s JWKS verifies', async function () {
+    const url = `${servers.go.url}/allow-token`;
+    await putHook('with-token', url, { boxToken: true });
+    expect((await token()).status).to.equal(200);
+    const [call] = (await servers.go.seen()).filter((s) => s.path === '/allow-token').slice(-1);
+    const bearer = /^Bearer (.+)$/.exec(call!.headers.authorization ?? '')?.[1];
+    expect(bearer, 'an Authorization header').to.be.a('string');
+    const { payload } = await jwtVerify(bearer!, createRemoteJWKSet(new URL(`${box.url}/.well-known/jwks.json`)), {
+      issuer: box.url,
+      audience: url,
+    });
+    expect(payload.exp! - payload.iat!).to.equal(60);
+    expect(payload.jti).to.be.a('string');
+  });
 
   it("refuses the token with the hook's message when it refuses", async function () {
     await putHook('licence', `${servers.python.url}/refuse`);
