@@ -97,3 +97,30 @@ export async function userinfoHooked(
   if (verdict.failed) throw resourceError('temporarily_unavailable', verdict.message);
   throw resourceError('access_denied', `refused by hook "${verdict.hook}": ${verdict.message}`);
 }
+
+/**
+ * What the Hooks of samlAssertionIssuing add to the assertion a SAML app gets of `userId` (its
+ * attributes, each a claim's values), asked before the assertion is made and its sign-in recorded;
+ * or the refusal, in the hook's words (failed: a failed call of a Hook whose failurePolicy is Fail).
+ */
+export async function assertionHooked(
+  svc: TokenHookServices,
+  clientId: string,
+  userId: number,
+  amr: readonly string[],
+): Promise<{ claims: Record<string, unknown> } | { refused: string; failed: boolean }> {
+  if (!(await svc.hooks.asksAt('samlAssertionIssuing'))) return { claims: {} };
+  const person = await svc.users.get(String(userId));
+  if (!person) return { claims: {} };
+  const verdict = await svc.hooks.ask(
+    'samlAssertionIssuing',
+    {
+      client: { id: clientId },
+      user: requestUser(person),
+      grant: { type: 'saml', ...omitClient(claimGrantOf(clientId, { userId, scope: null, audience: null, details: { amr: [...amr] } })) },
+    },
+    { client: clientId, user: String(userId) },
+  );
+  if (verdict.allowed) return { claims: verdict.claims };
+  return { refused: verdict.failed ? verdict.message : `refused by hook "${verdict.hook}": ${verdict.message}`, failed: verdict.failed };
+}

@@ -9,6 +9,10 @@ import { Box, boxForSuite } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { HookServer } from '../support/hook-servers.js';
 import { provisioner, USER } from '../support/scim.js';
+import { declareSamlApp, samlAppAuthnRequest, samlAppMetadata, samlAppResponse } from '../support/saml-apps.js';
+import { samlKeyPair } from '../support/saml-idp.js';
+import { encodeRedirectMessage } from '../../api/saml/bindings.js';
+import { readSamlXml, SAML_NS, textOf } from '../../api/saml/xml.js';
 import { testCa, type TestCa } from '../support/tls.js';
 
 const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
@@ -93,6 +97,31 @@ describe('hooks at sign-in: signingIn, personCreating, passwordImport', function
     expect(JSON.stringify(carol.body[0])).to.include('E-1').and.include('staff');
     const vias = (await python.seen()).filter((s) => s.moment === 'personCreating').map((s) => JSON.parse(s.body).request.person.via);
     expect(vias).to.deep.equal(['signUp', 'signUp', 'api', 'scim']);
+  });
+
+  it('samlAssertionIssuing: a hook adds attributes to a SAML app’s assertion (never over the box’s), or refuses it', async function () {
+    const app = 'https://wiki-saml.example/saml';
+    await declareSamlApp(box, root, 'wiki-saml', {
+      metadata: { xml: samlAppMetadata(app, samlKeyPair('wiki-saml.example').certificatePem) },
+    });
+    await putHook(`${python.url}/claims`, ['samlAssertionIssuing']);
+    const browser = new FormAgent(box);
+    expect((await browser.signIn('ada@example.com', 'a-good-password')).status).to.equal(303);
+    const doc = await readSamlXml(Buffer.from(await samlAppResponse(browser, app), 'base64').toString('utf8'), 'protocol');
+    const list = <T>(c: { length: number; item(i: number): T | null }): T[] => Array.from({ length: c.length }, (_, i) => c.item(i)!);
+    const attributes = Object.fromEntries(
+      list(doc.getElementsByTagNameNS(SAML_NS.assertion, 'Attribute')).map((a) => [
+        a.getAttribute('Name'),
+        list(a.getElementsByTagNameNS(SAML_NS.assertion, 'AttributeValue')).map((v) => textOf(v)),
+      ]),
+    );
+    expect(attributes).to.deep.include({ licence: ['gold'], hook_lang: ['python'] });
+    expect(attributes.email).to.not.include('root@evil.example');
+    expect(attributes.groups ?? []).to.not.include('admins');
+    await putHook(`${go.url}/refuse`, ['samlAssertionIssuing']);
+    const refused = await browser.get(`/auth/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(samlAppAuthnRequest(app)))}`);
+    expect(refused.status).to.equal(403);
+    expect(refused.text).to.include('the licence of this team has expired');
   });
 
   it('passwordImport: the old system vouches for a password once, and the box keeps its own hash', async function () {
