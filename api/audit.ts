@@ -241,6 +241,8 @@ export type AuditEvent =
       /** What the moment came to: refused, or went on (a failed call of a Hook whose failurePolicy is Ignore). */
       outcome: 'refused' | 'went-on';
       reason?: string;
+      /** Failed calls alike (this hook, this result) left out of the trail since the last line: one a second is kept. */
+      alikeLeftOut?: number;
       client?: string;
       user?: string;
     }

@@ -100,6 +100,8 @@ export class HookCaller {
   /** Connections kept to each Hook (keep-alive, as the API server keeps them to an admission webhook): dropped when a Hook changes. */
   private readonly agents = new Map<string, https.Agent>();
   private rules: { until: number; rules: Promise<ReceiverRules> } | undefined;
+  /** The audit and log lines of failed calls, one a second per hook and result (firstInSecond). */
+  private readonly quiet = new Map<string, { until: number; leftOut: number }>();
 
   constructor(
     private readonly svc: Needs,
@@ -185,13 +187,18 @@ export class HookCaller {
     if (result === 'allowed') {
       if (!verdict.allowed || !verdict.dropped.length) return;
       const dropped = verdict.dropped.filter((d) => d.hook === hook);
-      if (dropped.length)
+      const alike = dropped.length ? this.firstInSecond(`${hook}|dropped`) : undefined;
+      if (alike !== undefined)
         this.svc.log.warn(
-          { hook, moment, claims: dropped.map((d) => d.claim) },
+          { hook, moment, claims: dropped.map((d) => d.claim), ...(alike ? { alikeLeftOut: alike } : {}) },
           `claims of hook "${hook}" left out: the box alone states them`,
         );
       return;
     }
+    // A refusal is about one person or client: each is kept. A failed call is the hook's: a hook down
+    // under load fails every request, so one line a second per hook and result, counting the rest.
+    const alike = refused ? 0 : this.firstInSecond(`${hook}|${result}`);
+    if (alike === undefined) return;
     const why = 'failed' in outcome ? outcome.why : 'answer' in outcome ? outcome.answer.message : undefined;
     this.svc.audit.record({
       event: 'hook',
@@ -200,8 +207,24 @@ export class HookCaller {
       result,
       outcome: refused || failurePolicy === 'Fail' ? 'refused' : 'went-on',
       ...(why !== undefined ? { reason: why } : {}),
+      ...(alike ? { alikeLeftOut: alike } : {}),
       ...about,
     });
+  }
+
+  /**
+   * Whether a line of `key` may be written now: the first in a second is, with how many alike were
+   * left out since the last one written (0: none); undefined, the rest, counted.
+   */
+  private firstInSecond(key: string): number | undefined {
+    const now = this.now();
+    const quiet = this.quiet.get(key);
+    if (quiet && quiet.until > now) {
+      quiet.leftOut++;
+      return undefined;
+    }
+    this.quiet.set(key, { until: now + 1000, leftOut: 0 });
+    return quiet?.leftOut ?? 0;
   }
 
   /** One call, bounded: the breaker, the calls at once, the deadline. */
