@@ -9,6 +9,7 @@ import { Box, boxForSuite } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { HookServer } from '../support/hook-servers.js';
 import { provisioner, USER } from '../support/scim.js';
+import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
 import { declareSamlApp, samlAppAuthnRequest, samlAppMetadata, samlAppResponse } from '../support/saml-apps.js';
 import { samlKeyPair } from '../support/saml-idp.js';
 import { encodeRedirectMessage } from '../../api/saml/bindings.js';
@@ -143,5 +144,46 @@ describe('hooks at sign-in: signingIn, personCreating, passwordImport', function
     await box.json('DELETE', '/Hook/h', undefined, root);
     expect((await new FormAgent(box).signIn('old@example.com', 'old-system-pass-1')).status).to.equal(303);
     expect((await new FormAgent(box).signIn('old@example.com', 'not-the-password')).status).to.equal(401);
+  });
+});
+
+describe("hooks at an upstream provider's first sign-in: personCreating", function () {
+  this.timeout(180_000);
+  let a: Box;
+  let b: Box;
+  let python: HookServer;
+  const secret = newSecret();
+  before(async function () {
+    const ca = testCa();
+    python = await HookServer.start('python', secret, ca);
+    [a, b] = await Promise.all([
+      Box.start({ env: { BOXAUTH_NOTICE_ALLOWED_ADDRESSES: '127.0.0.1/32' } }),
+      Box.start({ hostname: 'localhost' }),
+    ]);
+    await connectUpstream(a, b, 'corp', { displayName: 'Corp', linking: { trustEmail: true } });
+    const rootA = await a.rootToken();
+    expect((await a.json('POST', '/groups', { name: 'staff' }, rootA)).status).to.equal(201);
+    const body = { moments: ['personCreating'], url: `${python.url}/person`, caBundle: Buffer.from(ca.pem).toString('base64'), secret };
+    expect((await a.json('PUT', '/Hook/h', body, rootA)).status).to.equal(201);
+    const rootB = await b.rootToken();
+    for (const email of ['eve@elsewhere.example', 'dan@example.com'])
+      expect((await b.json('POST', '/users', { email, password: 'a-good-password' }, rootB)).status).to.equal(201);
+  });
+  after(async function () {
+    await Promise.all([a?.stop(), b?.stop(), python?.kill()]);
+  });
+
+  it('makes nobody the hook refuses, in its words; makes the one it allows with its data and groups', async function () {
+    const refused = await new TwoHostBrowser(a, b).signIn('corp', 'eve@elsewhere.example', 'a-good-password');
+    expect(refused.status).to.equal(403);
+    expect(refused.text).to.include('only addresses of example.com may sign up');
+    const root = await a.rootToken();
+    expect((await a.json('GET', `/users?email=${encodeURIComponent('eve@elsewhere.example')}`, undefined, root)).body).to.deep.equal([]);
+    const made = await new TwoHostBrowser(a, b).signIn('corp', 'dan@example.com', 'a-good-password');
+    expect(made.status, made.text).to.equal(303);
+    const dan = await a.json('GET', `/users?email=${encodeURIComponent('dan@example.com')}`, undefined, root);
+    expect(JSON.stringify(dan.body[0])).to.include('E-1').and.include('staff');
+    const vias = (await python.seen()).filter((s) => s.moment === 'personCreating').map((s) => JSON.parse(s.body).request.person.via);
+    expect(vias).to.deep.equal(['upstream', 'upstream']);
   });
 });
