@@ -41,7 +41,7 @@ describe("hooks at a person's tokens: access token, ID token, UserInfo", functio
       {
         grant_types: ['authorization_code'],
         first_party: true,
-        auth: { authorization_code: { redirect_uri: REDIRECT, token_format: 'jwt' } },
+        auth: { authorization_code: { redirect_uri: REDIRECT, token_format: 'jwt', refresh_token: true } },
       },
       { secret: 'app-secret-123', policy: false },
     );
@@ -93,6 +93,15 @@ describe("hooks at a person's tokens: access token, ID token, UserInfo", functio
     const userinfo = await box.json('GET', '/auth/userinfo', undefined, granted.body.access_token as string);
     expect(userinfo.status, userinfo.text).to.equal(200);
     expect(userinfo.body).to.include({ licence: 'gold', hook_lang: 'python', email: 'ada@example.com', sub: id.sub });
+    // A refresh asks the same moments about the same person.
+    const refreshed = await box.form(
+      '/auth/token',
+      { grant_type: 'refresh_token', refresh_token: granted.body.refresh_token as string },
+      { Authorization: basic('app', 'app-secret-123') },
+    );
+    expect(refreshed.status, refreshed.text).to.equal(200);
+    expect(decodeJwt(refreshed.body.access_token as string).seen).to.include({ email: 'ada@example.com', moment: 'tokenIssuing' });
+    expect(decodeJwt(refreshed.body.id_token as string)).to.include({ licence: 'gold', hook_lang: 'go' });
   });
 
   it('refuses the ID token, or the UserInfo answer, when the hook refuses', async function () {
