@@ -68,7 +68,7 @@ export function acrParam(value: unknown): Acr | undefined {
 }
 
 /** Why a sign-in is asked for again: `enrol`, a step-up that would enrol needs a recent sign-in first. */
-export type SignInAgainReason = 'enrol';
+export type SignInAgainReason = 'enrol' | 'refused';
 
 /** Where a sign-in goes on to, as the door carries it out (a page of its own for each). */
 export type Next =
@@ -174,7 +174,7 @@ export async function proceed(svc: StepServices, from: BrowserFacts, proven: Fir
   const { userId, amr, holds } = proven;
   // The Hooks of signingIn, before the transaction (no row is held while a hook thinks): a step-up is no sign-in.
   const hooked = holds.stepUpOf ? { acr: undefined } : await signInHooks(svc, proven);
-  if ('refused' in hooked) return { ...again(), refused: hooked.refused };
+  if ('refused' in hooked) return { ...again('refused'), refused: hooked.refused };
   target = { ...target, acr: strongest(target.acr, hooked.acr) };
   return withTransaction(svc.pool, async (tx) => {
     const person = await holdPerson(tx, userId);

@@ -152,9 +152,11 @@ describe("hooks at an upstream provider's first sign-in: personCreating", functi
   let a: Box;
   let b: Box;
   let python: HookServer;
+  let caPem: string;
   const secret = newSecret();
   before(async function () {
     const ca = testCa();
+    caPem = ca.pem;
     python = await HookServer.start('python', secret, ca);
     [a, b] = await Promise.all([
       Box.start({ env: { BOXAUTH_NOTICE_ALLOWED_ADDRESSES: '127.0.0.1/32' } }),
@@ -185,5 +187,20 @@ describe("hooks at an upstream provider's first sign-in: personCreating", functi
     expect(JSON.stringify(dan.body[0])).to.include('E-1').and.include('staff');
     const vias = (await python.seen()).filter((s) => s.moment === 'personCreating').map((s) => JSON.parse(s.body).request.person.via);
     expect(vias).to.deep.equal(['upstream', 'upstream']);
+  });
+
+  it('signingIn: a sign-in through the provider the hook refuses signs nobody in, and the sign-in page says so', async function () {
+    const root = await a.rootToken();
+    const body = { moments: ['signingIn'], url: `${python.url}/refuse`, caBundle: Buffer.from(caPem).toString('base64'), secret };
+    expect((await a.json('PUT', '/Hook/h', body, root)).status).to.equal(200);
+    const browser = new TwoHostBrowser(a, b);
+    const answer = await browser.signIn('corp', 'dan@example.com', 'a-good-password');
+    expect(answer.status).to.equal(303);
+    const location = answer.headers.get('location')!;
+    expect(location).to.include('/auth/sign-in').and.include('reason=refused');
+    expect((await browser.atA.get(location)).text).to.include('This sign-in was refused');
+    expect((await browser.atA.get('/auth/account')).status).to.equal(303);
+    const [call] = (await python.seen()).filter((s) => s.moment === 'signingIn').slice(-1);
+    expect(JSON.parse(call!.body).request.signIn.way).to.equal('upstream');
   });
 });

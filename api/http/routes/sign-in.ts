@@ -93,7 +93,13 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     const returnTo = safeReturnTo(req.query.return_to);
     // A step-up that would enrol a factor with no recent proof (api/http/sign-in-steps.ts): this browser's person, in again first.
     const enrol = req.query.reason === 'enrol' ? await signedInPerson(svc, req) : undefined;
-    const shown = enrol ? { email: enrol.user.email, notice: ENROL_NOTICE } : {};
+    // A Hook refused a sign-in that came back here by a redirect (a passkey, a provider): its words were
+    // for the person at the moment; the page says that it was refused, never what a query says.
+    const shown = enrol
+      ? { email: enrol.user.email, notice: ENROL_NOTICE }
+      : req.query.reason === 'refused'
+        ? { error: words('signIn.refused') }
+        : {};
     await signInForm(svc, req, res, 200, returnTo, shown, await waysOf(returnTo));
   });
 
