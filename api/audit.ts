@@ -230,6 +230,24 @@ export type AuditEvent =
     }
   | {
       /**
+       * A Hook (api/hooks/) refused a moment, or a call to it failed (its failurePolicy then
+       * decided: `outcome`). Never what was sent or a secret: the hook, the moment, the result and why.
+       */
+      event: 'hook';
+      hook: string;
+      moment: string;
+      /** refused, or why the call failed (boxauth_hook_calls_total's result). */
+      result: string;
+      /** What the moment came to: refused, or went on (a failed call of a Hook whose failurePolicy is Ignore). */
+      outcome: 'refused' | 'went-on';
+      reason?: string;
+      /** Failed calls alike (this hook, this result) left out of the trail since the last line: one a second is kept. */
+      alikeLeftOut?: number;
+      client?: string;
+      user?: string;
+    }
+  | {
+      /**
        * The ranges receivers of notices may be at although special-use (PUT /settings/notices,
        * api/notices/allow-list.ts) changed: what the guard against requests into the box's own
        * networks lets through, so who changed it, and from what to what, is kept.

@@ -164,6 +164,19 @@ export class Metrics {
     labelNames: ['kind', 'destination', 'result'],
     registers: [this.registry],
   });
+  readonly hookCalls = new Counter({
+    name: 'boxauth_hook_calls_total',
+    help: "Calls to the box's Hooks (api/hooks/) by hook, moment and result: allowed, refused, or why the call failed (timeout, unreachable, refused_address, status, garbage, busy, breaker_open, condition_error), which the Hook's failurePolicy then decided",
+    labelNames: ['hook', 'moment', 'result'],
+    registers: [this.registry],
+  });
+  readonly hookDuration = new Histogram({
+    name: 'boxauth_hook_duration_seconds',
+    help: 'How long a call to a Hook took, answer read (or failed), by hook and moment',
+    labelNames: ['hook', 'moment'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
   readonly noticesWaiting = new Gauge({
     name: 'boxauth_notices_waiting',
     help: 'Notices waiting to be sent, by kind and destination, as this process last counted them',

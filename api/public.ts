@@ -40,14 +40,15 @@ export { accessPolicies } from './store/policies.js';
 export { apps } from './store/apps.js';
 export { identityProviders } from './store/identity-providers.js';
 export { webhooks } from './store/webhooks.js';
+export { hooks } from './store/hooks.js';
 export { ConstraintViolation } from './store/constraints.js';
 export { isReserved, reservedRecords } from './reserved.js';
 
 // The resources' schemas and types (crds/), and the checks a record must pass before it is
 // written: a policy that compiles, an App whose audience is not the box's.
 export { validateResource } from './schema/resources.js';
-export type { AccessPolicySpec, AppSpec, BoxSpec, ClientSpec, IdentityProviderSpec, WebhookSpec } from './schema/crd-types.js';
-export type { AccessPolicy, App, Client, IdentityProvider, Resources, Webhook } from './types.js';
+export type { AccessPolicySpec, AppSpec, BoxSpec, ClientSpec, IdentityProviderSpec, WebhookSpec, HookSpec } from './schema/crd-types.js';
+export type { AccessPolicy, App, Client, Hook, IdentityProvider, Resources, Webhook } from './types.js';
 export { checkPolicyCompiles } from './policy/engines.js';
 export { checkClaimsCompile } from './policy/claims.js';
 export { samlMetadataProblem } from './saml/service-providers.js';
@@ -63,7 +64,10 @@ export { generateKeyPair } from './credentials/jwt.js';
 export { workloadSettings } from './credentials/workload/bindings.js';
 export { hasClientKeys, hasOwnCredential, isSecretMethod } from './client-keys.js';
 export { providerSecret, sealProviderSecret } from './people/upstream/secret.js';
-export { sealWebhookSecret, secretProblem, webhookSecret } from './webhooks/signing.js';
+export { hookSecret, sealHookSecret, sealWebhookSecret, secretProblem, webhookSecret } from './webhooks/signing.js';
+// A Hook's checks beyond its schema: its match conditions compile, its CA bundle holds certificates.
+export { conditionProblems } from './hooks/conditions.js';
+export { caBundleProblem } from './hooks/ca-bundle.js';
 export { administeredUrlProblem } from './notices/post.js';
 export { checkPair } from './http/tls.js';
 

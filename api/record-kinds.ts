@@ -38,6 +38,7 @@ export const RECORD_KINDS = {
   App: { crd: true, rest: true, trail: 'changes', cli: 'app' },
   IdentityProvider: { crd: true, rest: true, trail: 'changes', cli: 'idp' },
   Webhook: { crd: true, rest: true, trail: 'changes', cli: 'webhook' },
+  Hook: { crd: true, rest: true, trail: 'changes', cli: 'hook' },
   User: { rest: true, segment: 'users', trail: 'changes' },
   Group: { rest: true, segment: 'groups', trail: 'changes' },
   Session: { rest: true, trail: 'named' },

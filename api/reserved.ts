@@ -13,6 +13,7 @@ export interface ReservedRecords {
   App: readonly string[];
   IdentityProvider: readonly string[];
   Webhook: readonly string[];
+  Hook: readonly string[];
   Group: readonly string[];
 }
 
@@ -24,6 +25,7 @@ export function reservedRecords(rootClientId: string): ReservedRecords {
     App: [],
     IdentityProvider: [],
     Webhook: [],
+    Hook: [],
     Group: [ADMINS_GROUP],
   };
 }

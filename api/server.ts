@@ -28,6 +28,7 @@ import { noticeKinds } from './notice-kinds.js';
 import { startNotices } from './notices/outbox.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { HookCaller } from './hooks/caller.js';
 import { onStop } from './policy/budget.js';
 import { Keyring } from './credentials/keyring.js';
 import { Argon2Gate, dummyHash, SecretVerifier } from './credentials/secrets.js';
@@ -332,6 +333,7 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     policyRecords: new RecordCache(feed, 'access_policies', (id) => accessPolicies.read(pool, id)),
     readFence: new ReadFence(pool, feed),
+    hooks: new HookCaller({ config, pool, feed, factorKey, keyring, metrics, audit, log }),
     refreshHolders: new RefreshHolders(feed),
     sessions: new RecordCache(
       feed,

@@ -34,6 +34,7 @@ import type { Dpop } from './credentials/dpop/check.js';
 import type { ClientAssertions } from './oauth/client-assertion.js';
 import type { ClientCertificates } from './credentials/client-certificate.js';
 import type { SpiffeClientAuth } from './oauth/spiffe.js';
+import type { HookCaller } from './hooks/caller.js';
 
 export interface Services {
   config: Config;
@@ -42,6 +43,8 @@ export interface Services {
   requestLog: Logger;
   pool: Pool;
   feed: ChangeFeed;
+  /** The box's Hooks, asked at sign-in and at every token (api/hooks/). */
+  hooks: HookCaller;
   keyring: Keyring;
   metrics: Metrics;
   policies: Policies;

@@ -1,5 +1,5 @@
 // The resources of a box as the API shows them.
-import type { AccessPolicySpec, AppSpec, ClientSpec, IdentityProviderSpec, WebhookSpec } from './schema/crd-types.js';
+import type { AccessPolicySpec, AppSpec, ClientSpec, IdentityProviderSpec, WebhookSpec, HookSpec } from './schema/crd-types.js';
 
 export interface Reference {
   id: string;
@@ -40,6 +40,9 @@ export type IdentityProvider = { resourceType: 'IdentityProvider'; id: string; m
 /** Where the box POSTs its events, signed (crds/webhook.yaml); its signing secret is the REST API's own (never shown). */
 export type Webhook = { resourceType: 'Webhook'; id: string; meta?: Meta } & Omit<WebhookSpec, 'secretRef'>;
 
+/** The team's own code the box calls at a moment of a sign-in or an issuance (crds/hook.yaml); its signing secret is the REST API's own (never shown). */
+export type Hook = { resourceType: 'Hook'; id: string; meta?: Meta } & Omit<HookSpec, 'secretRef'>;
+
 /** The records of the resource API, by kind. */
 export interface Resources {
   Client: Client;
@@ -47,6 +50,7 @@ export interface Resources {
   App: App;
   IdentityProvider: IdentityProvider;
   Webhook: Webhook;
+  Hook: Hook;
 }
 
 export interface Session {

@@ -59,6 +59,7 @@ export const ACCESS_POLICIES = boxauth('AccessPolicy', 'accesspolicies');
 export const APPS = boxauth('App', 'apps');
 export const IDENTITY_PROVIDERS = boxauth('IdentityProvider', 'identityproviders');
 export const WEBHOOKS = boxauth('Webhook', 'webhooks');
+export const HOOKS = boxauth('Hook', 'hooks');
 export const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };
 export const SERVICES: ResourceType = { group: '', version: 'v1', plural: 'services', kind: 'Service' };
 export const EVENTS: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event' };

@@ -25,6 +25,7 @@ import { isHosted } from './controllers/host.js';
 import { HOST_NAME, REGISTRY_SECRET } from './controllers/host-manifests.js';
 import { IdentityProviderController, type IdentityProviderResource } from './controllers/identityprovider.js';
 import { WebhookController, type WebhookResource } from './controllers/webhook.js';
+import { HookController, type HookResource } from './controllers/hook.js';
 import { EventRecorder } from './events.js';
 import { Informer } from './informer.js';
 import {
@@ -35,6 +36,7 @@ import {
   DEPLOYMENTS,
   IDENTITY_PROVIDERS,
   WEBHOOKS,
+  HOOKS,
   SECRETS,
   type HttpKube,
   type KObject,
@@ -59,6 +61,7 @@ export class Manager {
   readonly apps: AppController;
   readonly identityProviders: IdentityProviderController;
   readonly webhooks: WebhookController;
+  readonly hooks: HookController;
   private resyncTimer: NodeJS.Timeout | undefined;
   private started = false;
   private stopping = false;
@@ -90,6 +93,7 @@ export class Manager {
     const apps = informer<AppResource>('apps', APPS);
     const identityProviders = informer<IdentityProviderResource>('identityproviders', IDENTITY_PROVIDERS);
     const webhooks = informer<WebhookResource>('webhooks', WEBHOOKS);
+    const hooks = informer<HookResource>('hooks', HOOKS);
     const secrets = informer<KObject>('secrets', SECRETS, { metadataOnly: true });
     const deployments = informer<KObject>('deployments', DEPLOYMENTS, {
       labelSelector: Object.entries(MANAGED_LABELS)
@@ -105,6 +109,7 @@ export class Manager {
     this.apps = new AppController(apps, deps, this.boxes);
     this.identityProviders = new IdentityProviderController(identityProviders, secrets, deps, this.boxes);
     this.webhooks = new WebhookController(webhooks, secrets, deps, this.boxes);
+    this.hooks = new HookController(hooks, secrets, deps, this.boxes);
 
     const records = (namespace: string): void => {
       this.clients.enqueueNamespace(namespace);
@@ -112,10 +117,11 @@ export class Manager {
       this.apps.enqueueNamespace(namespace);
       this.identityProviders.enqueueNamespace(namespace);
       this.webhooks.enqueueNamespace(namespace);
+      this.hooks.enqueueNamespace(namespace);
     };
     boxes.on((_e, box) => records(box.metadata.namespace!));
     this.boxes.onReady(records);
-    for (const kind of [this.clients, this.policies, this.apps, this.identityProviders, this.webhooks]) {
+    for (const kind of [this.clients, this.policies, this.apps, this.identityProviders, this.webhooks, this.hooks]) {
       this.boxes.onRecheck((namespace, pool) => kind.sweep(namespace, pool));
     }
     secrets.on((_e, secret) => {
@@ -124,6 +130,7 @@ export class Manager {
       for (const owner of secret.metadata.ownerReferences ?? []) if (owner.kind === 'Client') this.clients.enqueue(ns, owner.name);
       for (const name of this.identityProviders.usingSecret(ns, secret.metadata.name)) this.identityProviders.enqueue(ns, name);
       for (const name of this.webhooks.usingSecret(ns, secret.metadata.name)) this.webhooks.enqueue(ns, name);
+      for (const name of this.hooks.usingSecret(ns, secret.metadata.name)) this.hooks.enqueue(ns, name);
       for (const name of this.boxes.boxesUsing(secret)) this.boxes.enqueue(ns, name);
       if (isHostObject(secret)) this.boxes.hosts.enqueue(); // the registry changed behind the operator's back
     });
@@ -158,6 +165,7 @@ export class Manager {
     this.apps.start(workers);
     this.identityProviders.start(workers);
     this.webhooks.start(workers);
+    this.hooks.start(workers);
     const schedule = new ResyncSchedule(this.config.resyncMs);
     this.resyncTimer = setInterval(() => {
       const { first, inSlice } = schedule.next();
@@ -168,6 +176,7 @@ export class Manager {
       this.apps.resync(inSlice);
       this.identityProviders.resync(inSlice);
       this.webhooks.resync(inSlice);
+      this.hooks.resync(inSlice);
     }, schedule.intervalMs);
     this.started = true;
   }
@@ -185,6 +194,7 @@ export class Manager {
       this.apps.stop(),
       this.identityProviders.stop(),
       this.webhooks.stop(),
+      this.hooks.stop(),
     ]);
     await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     for (const i of this.informers) i.stop();

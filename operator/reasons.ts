@@ -319,6 +319,29 @@ const webhook = {
   UrlRefused: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
+const hook = {
+  ...record,
+  /** Ready=False, Stalled=True: neither spec.secretRef nor spec.boxToken: a hook could not check its calls. Set one (or both). */
+  SecretRequired: STALLED,
+  /** Ready=False, Reconciling=True: the Secret spec.secretRef names does not exist. Create it; the Hook is looked at again when it appears. */
+  SecretNotFound: WAITING,
+  /**
+   * Ready=False, Stalled=True: the Hook's Secret has no such key (the message lists those it has; the default is signing-secret). Set
+   * spec.secretRef.key or add the key; the Hook is looked at again when the Secret changes.
+   */
+  SecretKeyNotFound: STALLED,
+  /**
+   * Ready=False, Stalled=True: the signing secret is no Standard Webhooks secret ("whsec_" and the base64 of 24 to 64 random bytes); the
+   * Hook has no record (one written before is removed). Put a good one in the Secret.
+   */
+  InvalidSecret: STALLED,
+  /**
+   * Ready=False, Stalled=True: spec.url is the box itself, or spec.matchConditions do not compile, or spec.caBundle holds no
+   * certificate; the Hook has no record (one written before is removed). The message says which; fix it.
+   */
+  HookRefused: STALLED,
+} as const satisfies Record<string, ReasonUse>;
+
 /** Every reason of every kind, with where it appears: what docs/kubernetes/conditions.md's tables are checked against. */
 export const REASONS = {
   Box: box,
@@ -327,6 +350,7 @@ export const REASONS = {
   App: app,
   IdentityProvider: identityProvider,
   Webhook: webhook,
+  Hook: hook,
 } as const;
 export type ReasonKind = keyof typeof REASONS;
 
@@ -344,6 +368,7 @@ export const AccessPolicyReason = namesOf(accessPolicy);
 export const AppReason = namesOf(app);
 export const IdentityProviderReason = namesOf(identityProvider);
 export const WebhookReason = namesOf(webhook);
+export const HookReason = namesOf(hook);
 
 /** Any reason of any kind: a condition's reason is one of these, never a string made up on the spot. */
 export type Reason =
@@ -352,7 +377,8 @@ export type Reason =
   | keyof typeof accessPolicy
   | keyof typeof app
   | keyof typeof identityProvider
-  | keyof typeof webhook;
+  | keyof typeof webhook
+  | keyof typeof hook;
 
 /** Reconciling or Stalled: what a Ready=False reason of the kind says to kstatus (a reason of no Ready=False use is a bug). */
 export function progressOf(kind: string, reason: Reason): Progress {

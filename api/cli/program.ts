@@ -14,7 +14,7 @@ import { groupCommand, userCommand } from './commands/people.js';
 import { explainCommand } from './commands/explain.js';
 import { eventsCommand } from './commands/events.js';
 import { keysCommand, settingsCommand } from './commands/keys.js';
-import { appCommand, clientCommand, idpCommand, policyCommand, sessionCommand, webhookCommand } from './commands/resources.js';
+import { appCommand, clientCommand, hookCommand, idpCommand, policyCommand, sessionCommand, webhookCommand } from './commands/resources.js';
 
 /** The version of the boxauth package this command is (package.json). */
 function version(): string {
@@ -84,6 +84,7 @@ const COMMANDS: Command[] = [
   appCommand,
   idpCommand,
   webhookCommand,
+  hookCommand,
   sessionCommand,
   explainCommand,
   eventsCommand,

@@ -5,6 +5,8 @@
 // CSRF: each browser gets a random, HttpOnly `boxauth_csrf` cookie; a form's
 // token is an HMAC of it under the box's CSRF key. A forged form from another
 // site can neither read the cookie nor compute the HMAC.
+import type { HookCaller } from '../hooks/caller.js';
+import type { PrincipalUser } from '../types.js';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { parseCookies } from '../cookies.js';
@@ -27,10 +29,16 @@ interface Needs {
   deviceKey: Buffer;
   audit: Audit;
   addressOf: AddressOf;
+  /** Asked at signingIn, before a sign-in is recorded (api/people/steps.ts). */
+  hooks: HookCaller;
+  users: RecordCache<PrincipalUser>;
 }
 
 /** What a browser's sign-in and CSRF tokens need (the address: where a sign-in came from, as the person's account page shows it). */
-export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'deviceKey' | 'pool' | 'sessions' | 'audit' | 'addressOf'>;
+export type BrowserServices = Pick<
+  Needs,
+  'config' | 'csrfKey' | 'deviceKey' | 'pool' | 'sessions' | 'audit' | 'addressOf' | 'hooks' | 'users'
+>;
 
 /**
  * The cookies' names and path. Over https at the root of its host, they carry the

@@ -3,7 +3,7 @@
 // or the end of a step) handed to the browser, and a 303 to the page or the target.
 import type { Request, Response } from 'express';
 import type { SignedInPerson } from '../people/browsers.js';
-import { proceed, stepUpOf, type Next, type StepServices, type StepTarget, type WentOn } from '../people/steps.js';
+import { proceed, stepUpOf, type Next, type SignInAgainReason, type StepServices, type StepTarget, type WentOn } from '../people/steps.js';
 import { browserFacts, browserTokens, handOver, handOverDevice, type BrowserServices } from './browser-session.js';
 
 export { acrParam, type StepTarget } from '../people/steps.js';
@@ -18,7 +18,7 @@ export function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): strin
 }
 
 /** The sign-in page, again (saying why, when there is something to say: `enrol`), coming back to the target. */
-export function signInAgain(target: StepTarget, reason?: 'enrol'): string {
+export function signInAgain(target: StepTarget, reason?: SignInAgainReason): string {
   return `/auth/sign-in?${new URLSearchParams({ return_to: target.returnTo, ...(reason ? { reason } : {}) })}`;
 }
 

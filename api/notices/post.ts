@@ -69,6 +69,14 @@ export interface ReceiverRequest {
   body: string | Buffer;
   /** Aborts the request (the sender's deadline). */
   signal: AbortSignal;
+  /** The certificates the receiver's is checked against (PEM), in place of the system's: a Hook's caBundle. */
+  ca?: string;
+  /**
+   * Connections kept between requests to one receiver (a Hook's: asked at every token, a TLS
+   * handshake each would cost more than the call). Each is made through the guarded lookup, so its
+   * address was checked when it was made. Default none: every request resolves and checks anew.
+   */
+  agent?: https.Agent;
 }
 
 /** The box by its own host and port, whatever the scheme and whatever its address. */
@@ -185,8 +193,9 @@ export async function postToReceiver(url: string, request: ReceiverRequest, rule
         method: 'POST',
         headers: { ...request.headers, 'Content-Length': String(body.length) },
         lookup: receiverLookup(rules, plain),
-        // No connection is kept or shared: each request resolves and checks the name afresh.
-        agent: false,
+        ...(request.ca !== undefined && !plain ? { ca: request.ca } : {}),
+        // No connection is kept or shared unless the caller keeps them: each request resolves and checks the name afresh.
+        agent: (!plain && request.agent) || false,
         signal,
       },
       (response) => {

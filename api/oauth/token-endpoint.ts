@@ -32,6 +32,7 @@ import { tokenExchange } from './grants/token-exchange.js';
 import { required, tokenParams } from './params.js';
 import type { TokenResponse } from '../credentials/tokens.js';
 import type { SessionRow } from '../store/sessions.js';
+import { hookedClaims, type TokenHookServices } from './token-hooks.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -42,7 +43,7 @@ interface Needs {
 }
 
 /** What the token endpoint uses: client authentication, the grants, and the token metrics. */
-export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Needs, 'metrics' | 'dpop'>;
+export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Needs, 'metrics' | 'dpop'> & Pick<TokenHookServices, 'hooks'>;
 
 export const grants = new Map<string, Grant>(
   [clientCredentials, refreshToken, authorizationCode, deviceCode, tokenExchange].map((g) => [g.type, g]),
@@ -108,7 +109,7 @@ function clientAuthOf(session: SessionRow): { client_auth_method?: string } {
 
 /** Issues what the request asks for; fills `attempt` with what it learnt of the request, for the audit of a refusal. */
 async function issue(
-  svc: ClientAuthServices & GrantServices & Pick<Needs, 'dpop'>,
+  svc: ClientAuthServices & GrantServices & Pick<Needs, 'dpop'> & Pick<TokenHookServices, 'hooks'>,
   request: OAuthRequest,
   body: unknown,
   attempt: TokenAttempt,
@@ -147,6 +148,10 @@ async function issue(
   const certificate = certificateBinding(request, client);
   const dpop = await proofOf(svc, request, client, certificate !== undefined);
   const unproven = namedOnly(presented) && confidential(client);
+  // The Hooks are asked before the grant's transaction: no connection waits for them.
+  const hooked = await hookedClaims(svc, grant.type, client.resource, async () =>
+    grant.prospect ? grant.prospect(svc, params, client.resource) : { userId: null, scope: null, audience: null, details: null },
+  );
   return grant.handle({
     svc,
     params,
@@ -154,6 +159,7 @@ async function issue(
     ...(dpop ? { dpop } : {}),
     ...(certificate ? { certificate } : {}),
     ...(unproven ? { unproven } : {}),
+    ...(hooked ? { hooked } : {}),
   });
 }
 

@@ -6,6 +6,9 @@
 // link is followed or an administrator vouches for it; vouching for an address an account holds
 // and never proved is adopting the account, and ends first what its maker set (docs/architecture.md §12).
 // Ending a person's sessions, all or one browser's or one grant, goes through the same closing path.
+import { ApiError } from '../errors.js';
+import type { HookCaller } from '../hooks/caller.js';
+import { personHooks } from './registration.js';
 import type { Actor, Audit } from '../audit.js';
 import { recordChanges } from '../record-changes.js';
 import type { Config } from '../config.js';
@@ -36,6 +39,7 @@ import { tellOfFactorChange, tellOfPasswordChange } from './notices.js';
 import {
   addressNeverProven,
   createUserIn,
+  dataOf,
   deleteUser,
   getUser,
   lockUser,
@@ -51,9 +55,11 @@ interface Needs {
   sessions: RecordCache<SessionRow>;
   audit: Audit;
   users: RecordCache<PrincipalUser>;
+  /** Asked at personCreating before a person is made (api/hooks/). */
+  hooks: Pick<HookCaller, 'asksAt' | 'ask'>;
 }
 
-export type AccountServices = Pick<Needs, 'config' | 'pool' | 'sessions' | 'audit' | 'users'>;
+export type AccountServices = Pick<Needs, 'config' | 'pool' | 'sessions' | 'audit' | 'users' | 'hooks'>;
 
 /** What a change did to the person's address, for the audit: in the order it records them. */
 type EmailEvent = 'email-changed' | 'email-vouched' | 'email-unvouched' | 'adopted';
@@ -199,7 +205,20 @@ async function endWhatItsMakerSet(tx: Transaction, id: number): Promise<void> {
  * Creates a person; an address the administrator enters is vouched for unless they say otherwise,
  * and the audit says so. One they do not vouch for is mailed a link, where the box mails.
  */
-export async function createAccount(svc: Pick<Needs, 'config' | 'pool' | 'audit'>, fields: UserFields, by: Actor): Promise<UserRow> {
+export async function createAccount(
+  svc: Pick<Needs, 'config' | 'pool' | 'audit' | 'hooks'>,
+  asked: UserFields,
+  by: Actor,
+  via: 'api' | 'scim' = 'api',
+): Promise<UserRow> {
+  // The Hooks of personCreating, before the transaction: a refusal is a 403 in the hook's words.
+  const hooked = await personHooks(svc, { email: asked.email, via });
+  if ('refused' in hooked) throw new ApiError(403, 'access_denied', `refused by a hook: ${hooked.refused}`);
+  const fields: UserFields = {
+    ...asked,
+    ...(hooked.data ? { data: JSON.stringify({ ...dataOf(asked), ...hooked.data }) } : {}),
+    groupIds: [...new Set([...asked.groupIds, ...hooked.groupIds])],
+  };
   return withTransaction(svc.pool, async (tx) => {
     const made = await createUserIn(tx, fields);
     // A sign-in name that is not an address (SCIM) is mailed nothing.

@@ -8,7 +8,9 @@ import type { Config } from '../config.js';
 import { Argon2Busy, type Argon2Gate } from '../credentials/secrets.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { ConstraintViolation } from '../store/constraints.js';
-import { ensureGroup } from '../store/groups.js';
+import { ensureGroup, findGroupByName } from '../store/groups.js';
+import type { HookCaller } from '../hooks/caller.js';
+import { ADMINS_GROUP } from '../reserved.js';
 import type { AttemptKey, Attempts, Refusal } from './attempts.js';
 import { enqueueMail } from '../mail/kinds.js';
 import { createUserIn, findUserByEmail, type UserRow } from '../store/users.js';
@@ -29,7 +31,14 @@ export type SignUpResult = { made: UserRow } | { taken: true };
  */
 export async function signUp(
   svc: { pool: Pool; audit: Audit; config: Pick<Config, 'smtp' | 'registrationVerify'> },
-  fields: { email: string; passwordHash: string; groupId: number; language: string | undefined },
+  fields: {
+    email: string;
+    passwordHash: string;
+    groupId: number;
+    language: string | undefined;
+    data?: Record<string, unknown>;
+    groupIds?: number[];
+  },
 ): Promise<SignUpResult> {
   const proof = proofOf(svc.config);
   const language = fields.language ? { language: fields.language } : {};
@@ -38,8 +47,8 @@ export async function signUp(
       const user = await createUserIn(tx, {
         email: fields.email,
         passwordHash: fields.passwordHash,
-        data: null,
-        groupIds: [fields.groupId],
+        data: fields.data ? JSON.stringify(fields.data) : null,
+        groupIds: [fields.groupId, ...(fields.groupIds ?? []).filter((id) => id !== fields.groupId)],
         emailVerified: false,
         mustVerifyEmail: proof === 'before-sign-in',
       });
@@ -66,10 +75,31 @@ export interface RegistrationServices {
   audit: Audit;
   config: Pick<Config, 'smtp' | 'registrationVerify' | 'registrationGroup'>;
   argon2: Argon2Gate;
+  /** Asked at personCreating before anything is made (api/hooks/). */
+  hooks: Pick<HookCaller, 'asksAt' | 'ask'>;
 }
 
-/** What a sign-up came to: made or taken (signUp), refused before anything was done, or the box too busy to hash. */
-export type Registered = SignUpResult | { throttled: Refusal } | { busy: string };
+/** What a sign-up came to: made or taken (signUp), refused before anything was done (a Hook's words), or the box too busy to hash. */
+export type Registered = SignUpResult | { throttled: Refusal } | { busy: string } | { refused: string };
+
+/**
+ * What the Hooks of personCreating say of a person about to be made (`via`: signUp, upstream,
+ * scim, api): a refusal (what the person is told), or the data and groups to make them with.
+ * Groups a hook names are the box's existing ones, never the admins group (the box's own).
+ */
+export async function personHooks(
+  svc: { pool: Pool; hooks: Pick<HookCaller, 'asksAt' | 'ask'> },
+  person: { email: string; via: string },
+): Promise<{ refused: string } | { data?: Record<string, unknown>; groupIds: number[] }> {
+  if (!(await svc.hooks.asksAt('personCreating'))) return { groupIds: [] };
+  const verdict = await svc.hooks.ask('personCreating', { person });
+  if (!verdict.allowed) return { refused: verdict.message };
+  const groups = await Promise.all(verdict.groups.filter((g) => g !== ADMINS_GROUP).map((g) => findGroupByName(svc.pool, g)));
+  return {
+    ...(Object.keys(verdict.data).length ? { data: verdict.data } : {}),
+    groupIds: groups.filter((g) => g !== undefined).map((g) => g.id),
+  };
+}
 
 /**
  * A person signs up with a checked email and password (the door checked them: api/schema/people.ts).
@@ -89,6 +119,9 @@ export async function register(
   ];
   const throttled = await svc.attempts.begin(keys);
   if (throttled) return { throttled };
+  // Before the hash and the transaction: nothing is held while a hook thinks.
+  const hooked = await personHooks(svc, { email: asked.email, via: 'signUp' });
+  if ('refused' in hooked) return hooked;
   let passwordHash: string;
   try {
     passwordHash = await svc.argon2.hash(asked.password, 'sign-up');
@@ -98,5 +131,5 @@ export async function register(
     throw err;
   }
   const group = await ensureGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.');
-  return signUp(svc, { email: asked.email, passwordHash, groupId: group.id, language: asked.language });
+  return signUp(svc, { email: asked.email, passwordHash, groupId: group.id, language: asked.language, ...hooked });
 }

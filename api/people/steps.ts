@@ -20,7 +20,11 @@
 // longer matches, and signs nobody in.
 import { randomBytes } from 'node:crypto';
 import type { Audit } from '../audit.js';
-import { isAcr, type Acr } from '../credentials/acr.js';
+import { isAcr, strongest, type Acr } from '../credentials/acr.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import type { HookCaller } from '../hooks/caller.js';
+import { requestUser } from '../policy/requests.js';
+import type { PrincipalUser } from '../types.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import type { BrowserSession } from '../store/browser.js';
@@ -35,6 +39,10 @@ import type { Config } from '../config.js';
 export interface StepServices {
   config: Pick<Config, 'browserSessionHours'>;
   pool: Pool;
+  /** The box's Hooks, asked at signingIn before the sign-in's transaction (api/hooks/). */
+  hooks: Pick<HookCaller, 'asksAt' | 'ask'>;
+  /** The person as the box's policies see them, for what a hook is told. */
+  users: RecordCache<PrincipalUser>;
   /** A step-up's strengthened session is an audit event, in its transaction (./browsers.ts strengthen). */
   audit: Pick<Audit, 'recordIn'>;
 }
@@ -60,7 +68,7 @@ export function acrParam(value: unknown): Acr | undefined {
 }
 
 /** Why a sign-in is asked for again: `enrol`, a step-up that would enrol needs a recent sign-in first. */
-export type SignInAgainReason = 'enrol';
+export type SignInAgainReason = 'enrol' | 'refused';
 
 /** Where a sign-in goes on to, as the door carries it out (a page of its own for each). */
 export type Next =
@@ -74,6 +82,8 @@ export type Next =
 /** What the door does: go on to `next`, handing the browser a session (signed in) or a step, or ending its step. */
 export interface WentOn {
   next: Next;
+  /** A Hook refused the sign-in (signingIn): what the person is told, on the sign-in page. */
+  refused?: string;
   session?: BrowserToken;
   step?: BrowserToken | 'end';
   /** Who the browser is signed in as now: the door hands it a device cookie naming them (./devices.ts). */
@@ -162,6 +172,10 @@ export const stepUpOf = (person: SignedInPerson): FirstFactor => ({
  */
 export async function proceed(svc: StepServices, from: BrowserFacts, proven: FirstFactor, target: StepTarget): Promise<WentOn> {
   const { userId, amr, holds } = proven;
+  // The Hooks of signingIn, before the transaction (no row is held while a hook thinks): a step-up is no sign-in.
+  const hooked = holds.stepUpOf ? { acr: undefined } : await signInHooks(svc, proven);
+  if ('refused' in hooked) return { ...again('refused'), refused: hooked.refused };
+  target = { ...target, acr: strongest(target.acr, hooked.acr) };
   return withTransaction(svc.pool, async (tx) => {
     const person = await holdPerson(tx, userId);
     if (!person || !mayBeSignedIn(person)) return again();
@@ -171,6 +185,28 @@ export async function proceed(svc: StepServices, from: BrowserFacts, proven: Fir
     const progress = { userId, amr, provider, enrolled: false, replaces: stepUpOf?.sid ?? null, proofAt: stepUpOf?.proofAt ?? new Date() };
     return goOn(svc, tx, from, progress, target);
   });
+}
+
+/** The way a first factor was proven, as a hook is told it (an upstream provider's, the box's own). */
+const wayOf = (proven: FirstFactor): string =>
+  proven.holds.provider !== null ? 'upstream' : proven.amr.includes('hwk') || proven.amr.includes('swk') ? 'passkey' : 'password';
+
+/**
+ * What the Hooks of signingIn say of this first factor: a refusal (what the person is told; a
+ * failed call of a Hook whose failurePolicy is Fail refuses too, with words that never repeat the
+ * hook's error), or the class of sign-in a hook requires (a step-up the box then asks for).
+ */
+async function signInHooks(svc: StepServices, proven: FirstFactor): Promise<{ refused: string } | { acr: Acr | undefined }> {
+  if (!(await svc.hooks.asksAt('signingIn'))) return { acr: undefined };
+  const person = await svc.users.get(String(proven.userId));
+  if (!person) return { acr: undefined };
+  const verdict = await svc.hooks.ask(
+    'signingIn',
+    { user: requestUser(person), signIn: { way: wayOf(proven), amr: [...proven.amr] } },
+    { user: String(proven.userId) },
+  );
+  if (!verdict.allowed) return { refused: verdict.message };
+  return { acr: isAcr(verdict.acr) ? verdict.acr : undefined };
 }
 
 async function startStep(tx: Transaction, step: Omit<SignInStep, 'expiresAt'>): Promise<BrowserToken> {

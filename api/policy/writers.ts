@@ -30,7 +30,8 @@ export type RecordWrite =
   | { kind: 'Client'; id: string; stored: Client | undefined; next: Client | undefined }
   | { kind: 'App'; id: string; stored: App | undefined; next: App | undefined }
   | { kind: 'IdentityProvider'; id: string; stored: unknown; next: unknown }
-  | { kind: 'Webhook'; id: string; stored: unknown; next: unknown };
+  | { kind: 'Webhook'; id: string; stored: unknown; next: unknown }
+  | { kind: 'Hook'; id: string; stored: unknown; next: unknown };
 
 /** What the check reads, once per write. */
 class Holdings {
@@ -79,6 +80,10 @@ export async function writeRefusal(writer: Writer, db: Queryable, write: RecordW
       // A Webhook carries every person's events it subscribes to (who signs in, from where, their
       // addresses) out of the box: what only an administrator of the whole box may read.
       return `Webhook "${write.id}" sends every person's events out of the box: only a writer that allow policies let do everything on the box's API may write one`;
+    case 'Hook':
+      // A Hook is asked about every sign-in and token of the box, sees the person, and its answers
+      // refuse people or add to their tokens: what only an administrator of the whole box may decide.
+      return `Hook "${write.id}" is asked about every sign-in and token and adds to them: only a writer that allow policies let do everything on the box's API may write one`;
   }
 }
 

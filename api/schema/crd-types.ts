@@ -1078,3 +1078,79 @@ export interface WebhookSpec {
     key?: string;
   };
 }
+
+export interface HookSpec {
+  /**
+   * When the box calls the hook (docs/guides/hooks.md says what each call carries and what the hook may answer): personCreating, signingIn, tokenIssuing, idTokenIssuing, userinfoAnswering, samlAssertionIssuing, passwordImport.
+   */
+  moments: (
+    'personCreating' | 'signingIn' | 'tokenIssuing' | 'idTokenIssuing' | 'userinfoAnswering' | 'samlAssertionIssuing' | 'passwordImport'
+  )[];
+  /**
+   * CEL expressions over `request` (what the call carries: moment, client, person, grant), as an admission webhook's; the hook is called only when every one is true. Each is metered with the box's policy budget; one that fails to evaluate counts as a failed call (failurePolicy).
+   */
+  matchConditions?: {
+    name: string;
+    expression: string;
+  }[];
+  /**
+   * A Service of the cluster, called at https://<name>.<namespace>.svc:<port><path>.
+   */
+  service?: {
+    name: string;
+    /**
+     * default the Box's namespace
+     */
+    namespace?: string;
+    /**
+     * default 443
+     */
+    port?: number;
+    /**
+     * default /
+     */
+    path?: string;
+  };
+  /**
+   * Where the hook is, https only. A loopback or a private address only where the box's settings allow it (BOXAUTH_NOTICE_ALLOWED_ADDRESSES, PUT /settings/notices), checked at each call; no redirect is followed.
+   */
+  url?: string;
+  /**
+   * The PEM certificates the hook's certificate is checked against, in base64 (as an admission webhook's); default the system's.
+   */
+  caBundle?: string;
+  /**
+   * How long a call may take, answer included; then the failure policy holds.
+   */
+  timeoutSeconds?: number;
+  /**
+   * What a call that fails (too slow, unreachable, an answer that is not one, the breaker open, too many calls at once) comes to. Fail, the moment is refused; Ignore, it goes on as if the hook allowed it and added nothing.
+   */
+  failurePolicy?: 'Fail' | 'Ignore';
+  /**
+   * Calls to this hook at once, per process of the box; one more gets the failure policy at once.
+   */
+  maxInFlight?: number;
+  /**
+   * Each call carries a JWT of the box (Authorization Bearer; aud the hook's URL, 60 seconds, a jti), which the hook checks with the box's JWKS.
+   */
+  boxToken?: boolean;
+  /**
+   * What the hook does, for people reading the list.
+   */
+  description?: string;
+  /**
+   * Not called while true.
+   */
+  disabled?: boolean;
+  /**
+   * The Secret holding the signing secret, "whsec_" and the base64 of 24 to 64 random bytes (Standard Webhooks) (Kubernetes only; the REST API takes it as `secret`, write-only).
+   */
+  secretRef?: {
+    name: string;
+    /**
+     * default signing-secret
+     */
+    key?: string;
+  };
+}

@@ -16,7 +16,7 @@ import { type FederatedBinding, federatedProblems } from '../federated-subjects.
 import { projectPath } from '../paths.js';
 import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
 import { RESOURCE_KINDS, type CrdKind, type ResourceKind } from '../record-kinds.js';
-import type { AccessPolicy, App, Client, IdentityProvider, Webhook } from '../types.js';
+import type { AccessPolicy, App, Client, Hook, IdentityProvider, Webhook } from '../types.js';
 
 type Schema = Record<string, unknown>;
 type Spec = Record<string, unknown> & {
@@ -154,6 +154,10 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   // A SAML provider's metadata comes from one place: its URL or the document itself.
   '!has(self.saml) || has(self.saml.metadata.url) != has(self.saml.metadata.xml)': (s) =>
     s.saml === undefined || (s.saml.metadata?.url === undefined) !== (s.saml.metadata?.xml === undefined),
+  // Hook: one place it is at.
+  'has(self.service) != has(self.url)': (s) => (s.service === undefined) !== (s.url === undefined),
+  // A REST body carries `secret` or none (the stored one is kept): the Hook route requires a proof with what is stored.
+  'has(self.secretRef) || (has(self.boxToken) && self.boxToken)': () => true,
 };
 
 export interface CelRule {
@@ -237,6 +241,8 @@ const REST_SECRETS: Partial<Record<ResourceKind, Schema>> = {
   IdentityProvider: { type: 'string', minLength: 1, maxLength: 4096 },
   // The signing secret (its form: api/webhooks/signing.ts).
   Webhook: { type: 'string', minLength: 1, maxLength: 512 },
+  // A Hook's signing secret, as a Webhook's.
+  Hook: { type: 'string', minLength: 1, maxLength: 512 },
 };
 
 export function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule[] } {
@@ -353,6 +359,7 @@ export interface ResourceBodies {
   App: App;
   IdentityProvider: IdentityProvider & { secret?: string };
   Webhook: Webhook & { secret?: string };
+  Hook: Hook & { secret?: string };
 }
 
 /** Throws ValidationError (422) listing every problem; afterwards the body is a resource of `kind`. */

@@ -363,6 +363,19 @@ export async function authorizationCodeClient(db: Queryable, hash: Buffer): Prom
 
 /** The code, locked for the rest of the transaction (concurrent exchanges of one code queue here). */
 export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer): Promise<AuthorizationCode | undefined> {
+  return findAuthorizationCode(db, hash, true);
+}
+
+/**
+ * The code as it is now, without a lock: what an exchange is about to issue, read before its
+ * transaction (the box's Hooks are asked about it, api/oauth/token-hooks.ts); the exchange reads it
+ * again under its lock.
+ */
+export async function peekAuthorizationCode(db: Queryable, hash: Buffer): Promise<AuthorizationCode | undefined> {
+  return findAuthorizationCode(db, hash, false);
+}
+
+async function findAuthorizationCode(db: Queryable, hash: Buffer, lock: boolean): Promise<AuthorizationCode | undefined> {
   const { rows } = await db.query<{
     client_id: string;
     user_id: number;
@@ -379,7 +392,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
     audience: string | null;
     dpop_jkt: string | null;
     amr: string[] | null;
-  }>('SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
+  }>(`SELECT * FROM authorization_codes WHERE code_hash = $1${lock ? ' FOR UPDATE' : ''}`, [hash]);
   const r = rows[0];
   return (
     r && {

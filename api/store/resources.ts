@@ -7,9 +7,9 @@ import type { Meta } from '../types.js';
 import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
 import { lockForTransaction } from './box-locks.js';
 
-export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers' | 'webhooks';
+export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers' | 'webhooks' | 'hooks';
 
-interface Row {
+export interface Row {
   id: string;
   resource: Record<string, unknown>;
   secret_hash?: string | null;
@@ -49,9 +49,10 @@ const SECRET_COLUMNS: Partial<Record<ResourceTableName, 'secret_hash' | 'secret_
   clients: 'secret_hash',
   identity_providers: 'secret_sealed',
   webhooks: 'secret_sealed',
+  hooks: 'secret_sealed',
 };
 
-function toStored<T>(row: Row): Stored<T> {
+export function toStored<T>(row: Row): Stored<T> {
   const meta: Meta = {
     versionId: String(row.version),
     createdAt: row.created_at.toISOString(),

@@ -43,3 +43,15 @@ export function signedHeaders(secret: string, id: string, body: string, now: Dat
   const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
   return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` };
 }
+
+const hookPurpose = (hook: string): string => `hook:${hook}`;
+
+/** A Hook's signing secret sealed (api/hooks/): under a purpose of its own, so that a Webhook's sealed value is no Hook's. */
+export function sealHookSecret(key: Buffer, hook: string, secret: string): Buffer {
+  return seal(key, hookPurpose(hook), Buffer.from(secret, 'utf8'));
+}
+
+/** The Hook's signing secret, or undefined when it has none. */
+export function hookSecret(key: Buffer, hook: string, sealed: Buffer | null): string | undefined {
+  return sealed === null ? undefined : unseal(key, hookPurpose(hook), sealed).toString('utf8');
+}

@@ -21,7 +21,7 @@ export interface Sealer {
   open(key: Buffer, id: string, sealed: Buffer): string | undefined;
 }
 
-export abstract class SealedSecretController<S, K extends 'IdentityProvider' | 'Webhook'> extends RecordController<S, K> {
+export abstract class SealedSecretController<S, K extends 'IdentityProvider' | 'Webhook' | 'Hook'> extends RecordController<S, K> {
   constructor(
     name: string,
     type: ResourceType,

@@ -19,6 +19,7 @@ import { benchDecisions, DECISION_KEYS, type DecisionResults } from './decision-
 import { benchDpop, DPOP_KEYS, dpopTokenRequests, measureOnce, PROOFS, proofCheckCpu } from './dpop-bench.js';
 import { appTokens, seedApp } from './decisions.js';
 import { extauthzAvailable } from './grpc-load.js';
+import { startBenchHooks } from './hook-bench.js';
 import { benchHa, failoverLine, HA_KEYS, type HaResults } from './ha-bench.js';
 import { wrkAvailable, type BenchRequest } from './load.js';
 import { LOAD, measure as measureLoad, rowOfFailure, type Row } from './measure.js';
@@ -305,6 +306,7 @@ async function main(): Promise<void> {
   const db = await benchDatabase();
   const issuer = await TestIssuer.start();
   const trustDomain = await benchTrustDomain();
+  const hooks = await startBenchHooks();
   let box: Box | undefined;
   try {
     const dataDir = fs.mkdtempSync(`${os.tmpdir()}/boxauth-bench-`);
@@ -321,13 +323,14 @@ async function main(): Promise<void> {
         BOXAUTH_WORKERS: String(WORKERS),
         BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([issuer.trusted]),
         BOXAUTH_SPIFFE_TRUST_DOMAINS: trustDomain.setting,
+        BOXAUTH_NOTICE_ALLOWED_ADDRESSES: hooks.allowed,
       },
       nodeArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
     });
-    const seeded = await seed(box, issuer, db.url, REFRESH_TOKENS, trustDomain.sign);
+    const seeded = await seed(box, issuer, db.url, REFRESH_TOKENS, trustDomain.sign, hooks);
     if (process.env.BENCH_SQL) await runSql(db.url, process.env.BENCH_SQL); // to try a schema change
     const list = scenarios(seeded).filter((s) => !ONLY || ONLY.includes(s.key));
-    for (const s of list) s.check(await sample(box, s.requests[0]!));
+    for (const s of list.filter((s) => !s.around)) s.check(await sample(box, s.requests[0]!));
     const decisionKeys = DECISION_KEYS.filter((k) => !ONLY || ONLY.includes(k) || ONLY.includes('decisions'));
     const dpopKeys = DPOP_KEYS.filter((k) => !ONLY || ONLY.includes(k) || ONLY.includes('dpop'));
     const haKeys = HA_KEYS.filter((k) => !ONLY || ONLY.includes(k) || ONLY.includes('ha'));
@@ -374,7 +377,18 @@ async function main(): Promise<void> {
       }
     };
     for (const s of list) {
-      const row = await measureRow(s);
+      // A row's Hook exists only while it runs: checked once it is there, gone after.
+      await s.around?.before();
+      const row = await (async () => {
+        try {
+          if (s.around) s.check(await sample(box, s.requests[0]!));
+          return await measureRow(s);
+        } catch (err) {
+          return failedRow(s.key, s.title, err);
+        } finally {
+          await s.around?.after();
+        }
+      })();
       if (s.key === 'cc_jwt' && !row.failed) baselines.set('cc_jwt', row.rps);
       rows.push(row);
     }
@@ -554,6 +568,7 @@ async function main(): Promise<void> {
     await box?.stop();
     await issuer.stop();
     await trustDomain.close();
+    await hooks.server.kill();
     await db.stop();
   }
 }

@@ -18,6 +18,7 @@ import { clientDocuments } from '../support/client-documents.js';
 import { testCa } from '../support/tls.js';
 import type { BenchRequest } from './load.js';
 import { LOAD } from './measure.js';
+import { hookedJwt, hookRow, type BenchHooks } from './hook-bench.js';
 
 /** What a row's throughput is compared with: the bare ceiling, a durable one (ceiling-durable.ts's modes), the cc_jwt row. */
 export type Baseline = 'bare' | 'token' | 'refresh' | 'dpop' | 'assertion' | 'cc_jwt';
@@ -43,6 +44,8 @@ export interface Scenario {
    * just before it runs and each sent once, as the DPoP rows do (./dpop-bench.ts measureOnce).
    */
   fresh?: () => BenchRequest[];
+  /** What exists only while the row runs (a Hook: ./hook-bench.ts), made before its sample is checked and undone after. */
+  around?: { before(): Promise<void>; after(): Promise<void> };
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -68,6 +71,8 @@ export interface Seeded {
   txn: { client: { id: string; secret: string }; subjectTokens: string[] };
   /** A person's refresh tokens (JWT access tokens) at two clients alike but for three shaped claims (Client.claims) at one. */
   person: Record<'plain' | 'claims', { client: { id: string; secret: string }; refreshTokens: string[] }>;
+  /** Clients like bench-jwt whose tokens a Hook answering after 5 ms, or 50 ms, is asked about while their row runs. */
+  hooked?: { client: { id: string; secret: string }; ms: number; around: NonNullable<Scenario['around']> }[];
 }
 
 const expectStatus = (res: JsonResponse, status: number): void => {
@@ -247,6 +252,7 @@ export async function seed(
   databaseUrl: string,
   refreshCount: number,
   spiffeSign?: (claims: Record<string, unknown>) => string,
+  hooks?: BenchHooks,
 ): Promise<Seeded> {
   const { opaque, jwt } = await tokenClients(box);
   const refreshSpec = {
@@ -320,7 +326,17 @@ export async function seed(
   };
   const spiffe = spiffeSign && (await spiffeClient(box, spiffeSign));
   const person = await personTokens(box, databaseUrl, Math.min(refreshCount, 20_000));
+  const jwtSpec = { auth: { client_credentials: { ...hour, token_format: 'jwt' } } };
+  const hooked =
+    hooks &&
+    (await Promise.all(
+      [5, 50].map(async (ms) => {
+        const client = await box.addClient(`bench-hook-${ms}ms`, jwtSpec, { policy: false, secret: secret() });
+        return { client, ms, around: hookRow(box, hooks, client.id, ms) };
+      }),
+    ));
   return {
+    ...(hooked ? { hooked } : {}),
     opaque,
     jwt,
     refreshClient,
@@ -566,6 +582,19 @@ export function scenarios(s: Seeded): Scenario[] {
         },
       ],
       check: isJwt,
+    });
+  }
+  // Beside cc_jwt: the same token, a Hook asked about it answering after 5 ms or 50 ms (its second ratio: to cc_jwt).
+  for (const { client, ms, around } of s.hooked ?? []) {
+    list.push({
+      key: `cc_jwt_hook_${ms}ms`,
+      title: `client_credentials, JWT ES256 + audience, a hook of ${ms} ms`,
+      durable: 'cc_jwt',
+      // A hook's latency is the row's floor: p99 ≤ 25 ms is no goal past a 50 ms hook.
+      ...(ms > 20 ? { latencyGoal: false as const } : {}),
+      requests: [tokenRequest(client, { grant_type: 'client_credentials', audience: AUDIENCE })],
+      check: hookedJwt,
+      around,
     });
   }
   return list;

@@ -382,6 +382,8 @@ describe("administrators and people's sessions", function () {
           record: (e: AuditEvent) => events.push(e),
           recordIn: async (_tx: unknown, e: AuditEvent) => void events.push(e),
         } as unknown as Audit,
+        // No Hook is asked about anyone here.
+        hooks: { asksAt: () => Promise.resolve(false), ask: () => Promise.reject(new Error('no hook is asked here')) },
       };
       const created = await box.json('POST', '/users', { email: address(), password: 'a-good-password' }, root);
       const id = created.body.id as number;

@@ -25,6 +25,7 @@ import { BoxController, type BoxResource, type BoxSettings } from '../../operato
 import { ClientController, type ClientResource } from '../../operator/controllers/client.js';
 import { IdentityProviderController, type IdentityProviderResource } from '../../operator/controllers/identityprovider.js';
 import { WebhookController, type WebhookResource } from '../../operator/controllers/webhook.js';
+import { HookController, type HookResource } from '../../operator/controllers/hook.js';
 import { EventRecorder } from '../../operator/events.js';
 import {
   ACCESS_POLICIES,
@@ -34,6 +35,7 @@ import {
   DEPLOYMENTS,
   IDENTITY_PROVIDERS,
   WEBHOOKS,
+  HOOKS,
   SECRETS,
   type KObject,
   type ResourceType,
@@ -138,6 +140,7 @@ export class OperatorHarness {
   readonly apps: AppController;
   readonly identityProviders: IdentityProviderController;
   readonly webhooks: WebhookController;
+  readonly hooks: HookController;
 
   /** `records`: the pool every box's records go to (unit tests that write no records need none). */
   constructor(records?: Pool, settings: BoxSettings = SETTINGS) {
@@ -157,7 +160,8 @@ export class OperatorHarness {
       this.boxes,
     );
     this.webhooks = new WebhookController(this.kube.cache<WebhookResource>(WEBHOOKS), secrets, deps, this.boxes);
-    for (const kind of [this.clients, this.policies, this.apps, this.identityProviders, this.webhooks]) {
+    this.hooks = new HookController(this.kube.cache<HookResource>(HOOKS), secrets, deps, this.boxes);
+    for (const kind of [this.clients, this.policies, this.apps, this.identityProviders, this.webhooks, this.hooks]) {
       this.boxes.onRecheck((namespace, pool) => kind.sweep(namespace, pool));
     }
   }
@@ -206,7 +210,7 @@ export function recordsDatabase(): { readonly pool: Pool } {
     db.pool = createPool(await createDatabase('records'), 3);
     await migrate(db.pool);
   });
-  beforeEach(() => db.pool.query('TRUNCATE clients, access_policies, identity_providers, webhooks CASCADE'));
+  beforeEach(() => db.pool.query('TRUNCATE clients, access_policies, identity_providers, webhooks, hooks CASCADE'));
   after(() => db.pool.end());
   return db;
 }

@@ -60,8 +60,8 @@ describe('charts/boxauth', function () {
       .readdirSync(projectPath('crds'))
       .map((f) => (readYamlFile(projectPath('crds', f)).spec as { names: { plural: string } }).names.plural);
     // Whoever writes a Box picks the code run with its Secrets; whoever writes an IdentityProvider says who people are;
-    // whoever writes a Webhook sends every person's events out of the box.
-    const held = ['boxes', 'identityproviders', 'webhooks'];
+    // whoever writes a Webhook sends every person's events out of the box; a Hook is asked about every sign-in and token.
+    const held = ['boxes', 'hooks', 'identityproviders', 'webhooks'];
     const records = kinds.filter((k) => !held.includes(k));
     expect(records.sort()).to.deep.equal(['accesspolicies', 'apps', 'clients']);
     const granted = (role: Role, verb: string): string[] =>

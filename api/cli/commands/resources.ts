@@ -106,7 +106,18 @@ function webhookBody(spec: Record<string, unknown>, name: string, secrets: Secre
   return { body: { ...body, secret: referencedSecret(secretRef, 'signing-secret', secrets, file, `Webhook ${name}`) } };
 }
 
-const KUBE_BODIES: Partial<Record<Kind, typeof clientBody>> = { Client: clientBody, IdentityProvider: providerBody, Webhook: webhookBody };
+/** A Kubernetes Hook's spec as a REST body: its signing secret (if it has one) from the Secret its secretRef names. */
+function hookBody(spec: Record<string, unknown>, name: string, secrets: Secrets, file: string) {
+  if (spec.secretRef === undefined) return { body: spec };
+  return webhookBody(spec, name, secrets, file);
+}
+
+const KUBE_BODIES: Partial<Record<Kind, typeof clientBody>> = {
+  Client: clientBody,
+  IdentityProvider: providerBody,
+  Webhook: webhookBody,
+  Hook: hookBody,
+};
 
 /**
  * The resources of `kind` in a YAML or JSON file (one or many documents, or JSON arrays), in REST form
@@ -196,6 +207,13 @@ const COLUMNS: Record<Kind, Column<Resource>[]> = {
     { header: 'EVENTS', cell: (w) => w.events },
     { header: 'DISABLED', cell: (w) => w.disabled ?? false },
     { header: 'MANAGED_BY', cell: (w) => (w.meta as { managedBy?: string } | undefined)?.managedBy },
+  ],
+  Hook: [
+    { header: 'ID', cell: (h) => h.id },
+    { header: 'MOMENTS', cell: (h) => h.moments },
+    { header: 'AT', cell: (h) => h.url ?? (h.service as { name?: string } | undefined)?.name },
+    { header: 'FAILURE', cell: (h) => h.failurePolicy ?? 'Fail' },
+    { header: 'MANAGED_BY', cell: (h) => (h.meta as { managedBy?: string } | undefined)?.managedBy },
   ],
 };
 
@@ -501,6 +519,24 @@ file, key signing-secret). Applying a Webhook without one keeps the secret it ha
 Examples:
   boxauth webhook apply -f examples/webhook.yaml
   boxauth webhook list -o table
+`,
+});
+
+export const hookCommand = resourceCommand('Hook', {
+  summary: 'Hooks (your own code, asked at sign-in and at every token)',
+  notes: `A Hook names your code (a Service of the cluster, or a URL), when the box asks it (at
+sign-in, before a token, ...), the conditions it is asked under, a timeout and what a failure
+means, as a Kubernetes webhook does. Each request is signed with a Standard Webhooks secret
+("whsec_" and the base64 of 24 to 64 random bytes) and/or carries a token of the box. Only a
+writer the box lets do everything may write one.
+
+Its secret is write-only: get and list never show it. Give it in the file (REST form:
+"secret"; Kubernetes form: the Secret its secretRef names, key signing-secret). Applying a Hook
+without one keeps the secret it has.
+
+Examples:
+  boxauth hook apply -f hook.yaml
+  boxauth hook list -o table
 `,
 });
 

@@ -30,6 +30,7 @@ import { NO_STORE } from '../headers.js';
 import { renderPage, signedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 import { shapedClaimsOfSession } from '../../oauth/shaped-claims.js';
+import { userinfoHooked, withHooked, type TokenHookServices } from '../../oauth/token-hooks.js';
 import { authorizationServerMetadata } from './oauth.js';
 import { subjectFor, type SubjectSettings } from '../../credentials/subjects.js';
 import { subjectOf } from '../../credentials/exchange/parties.js';
@@ -69,7 +70,10 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
 }
 
 /** What discovery, UserInfo (the token's principal) and logout (the browser session, the client asking) use. */
-export type OpenidRouterServices = PrincipalServices & SignOutServices & Pick<Needs, 'clients' | 'keyring' | 'log' | 'users' | 'subjects'>;
+export type OpenidRouterServices = PrincipalServices &
+  SignOutServices &
+  Pick<Needs, 'clients' | 'keyring' | 'log' | 'users' | 'subjects'> &
+  Pick<TokenHookServices, 'hooks'>;
 
 export function openidRouter(svc: OpenidRouterServices): Router {
   const router = strictRouter();
@@ -103,7 +107,10 @@ export function openidRouter(svc: OpenidRouterServices): Router {
     const sub = subjectOf(principal.session).sub;
     const claims = userClaims(sub, user, scopes, requestedClaimsOf(principal.session.details).userinfo);
     // The claims the token's client shapes (Client.claims) go in whatever the scope, as in its ID tokens.
-    res.set(NO_STORE).json({ ...claims, ...(await shapedClaimsOfSession(svc, principal.session)), sub: claims.sub });
+    const shaped = await shapedClaimsOfSession(svc, principal.session);
+    // What the box's Hooks add (api/oauth/token-hooks.ts), as shaped claims are: an admin's shaped claim of a name wins.
+    const hooked = await userinfoHooked(svc, principal.session);
+    res.set(NO_STORE).json({ ...claims, ...withHooked(hooked, shaped), sub: claims.sub });
   };
   router.get('/auth/userinfo', userinfo);
   router.post('/auth/userinfo', ...pageForm, userinfo);

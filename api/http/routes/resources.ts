@@ -1,9 +1,9 @@
-// The resource API of Client, AccessPolicy, App, IdentityProvider and Webhook: search, read, create, replace,
+// The resource API of Client, AccessPolicy, App, IdentityProvider, Webhook and Hook: search, read, create, replace,
 // delete. JSON or YAML both ways; bodies validated against the CRD schemas.
 import { randomUUID } from 'node:crypto';
 import { type Request, type RequestHandler, type Router } from 'express';
 import type { Transaction, Pool } from '../../db/pool.js';
-import { ApiError, ValidationError, notFound } from '../../errors.js';
+import { ApiError, ValidationError, notFound, type FieldErrors } from '../../errors.js';
 import { removeClient } from '../../credentials/closing.js';
 import { resourceError } from '../../credentials/errors.js';
 import type { Argon2Gate, SecretVerifier } from '../../credentials/secrets.js';
@@ -34,8 +34,12 @@ import { providerSecret, sealProviderSecret } from '../../people/upstream/secret
 import { webhooks } from '../../store/webhooks.js';
 import { administeredUrlProblem } from '../../notices/post.js';
 import { hasOwnCredential, isSecretMethod } from '../../client-keys.js';
-import { sealWebhookSecret, secretProblem, webhookSecret } from '../../webhooks/signing.js';
-import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
+import { hookSecret, sealHookSecret, sealWebhookSecret, secretProblem, webhookSecret } from '../../webhooks/signing.js';
+import type { AccessPolicy, App, Bundle, Client, Hook, IdentityProvider, Resources, Webhook } from '../../types.js';
+import { hooks } from '../../store/hooks.js';
+import { conditionProblems } from '../../hooks/conditions.js';
+import { caBundleProblem } from '../../hooks/ca-bundle.js';
+import type { HookCaller } from '../../hooks/caller.js';
 import { actorOf, refusedRequest, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
@@ -55,9 +59,11 @@ interface Needs {
   audit: Audit;
   factorKey: Buffer;
   secrets: SecretVerifier;
+  /** The box's Hooks kept in memory: a write through this process forgets them at once. */
+  hooks: Pick<HookCaller, 'forget'>;
 }
 
-type Resource = Client | AccessPolicy | App | IdentityProvider | Webhook;
+type Resource = Client | AccessPolicy | App | IdentityProvider | Webhook | Hook;
 
 export function bundle<T>(total: number, resources: T[]): Bundle<T> {
   return { resourceType: 'Bundle', type: 'searchset', total, entry: resources.map((resource) => ({ resource })) };
@@ -354,6 +360,41 @@ async function writeWebhook(svc: WriterServices, body: ResourceBodies['Webhook']
   });
 }
 
+/**
+ * A Hook is checked as a Webhook is (its URL's shape now, its addresses at each call; a Standard
+ * Webhooks secret), and more: its matchConditions compile, its caBundle holds certificates, and a
+ * hook can check its calls (a signing secret, stored or given, or boxToken).
+ */
+async function writeHook(svc: WriterServices, body: ResourceBodies['Hook'], mustBeNew: boolean, locked: Locked): Promise<Written> {
+  const { secret, ...hook } = body;
+  const errors: FieldErrors = { ...conditionProblems(hook) };
+  if (secret !== undefined) {
+    const problem = secretProblem(secret);
+    if (problem) errors.secret = [problem];
+  }
+  const urlProblem = hook.url === undefined ? undefined : administeredUrlProblem(hook.url, svc.config.baseUrl);
+  if (urlProblem) errors.url = [urlProblem];
+  const caProblem = hook.caBundle === undefined ? undefined : caBundleProblem(hook.caBundle);
+  if (caProblem) errors.caBundle = [caProblem];
+  if (Object.keys(errors).length) throw new ValidationError(body, errors);
+  return locked(hook, async (tx, existing) => {
+    if (mustBeNew && existing) throw new ApiError(409, 'conflict', `Hook "${hook.id}" already exists; PUT /Hook/${hook.id} replaces it`);
+    if (secret === undefined && !existing?.secretSealed && hook.boxToken !== true)
+      throw ValidationError.field(
+        body,
+        'secret',
+        'is required unless boxToken is true: a hook must be able to check its calls (the signing secret, "whsec_" followed by the base64 of 24 to 64 random bytes)',
+      );
+    const secretSealed = sealedIfNew(
+      secret,
+      () => hookSecret(svc.factorKey, hook.id, existing?.secretSealed ?? null),
+      (s) => sealHookSecret(svc.factorKey, hook.id, s),
+    );
+    const { stored, created } = await hooks.write(tx, hook, { managedBy: null, secretSealed });
+    return { resource: stored.resource as Resource, created, secretChanged: secretSealed !== undefined };
+  });
+}
+
 // One table and one writer per kind, typed together so that `kind` picks both (TypeScript's correlated unions).
 const TABLES: { [K in ResourceKind]: ResourceTable<Resources[K]> } = {
   Client: clients,
@@ -361,6 +402,7 @@ const TABLES: { [K in ResourceKind]: ResourceTable<Resources[K]> } = {
   App: apps,
   IdentityProvider: identityProviders,
   Webhook: webhooks,
+  Hook: hooks,
 };
 const WRITERS: {
   [K in ResourceKind]: (svc: WriterServices, body: ResourceBodies[K], mustBeNew: boolean, locked: Locked) => Promise<Written>;
@@ -370,10 +412,11 @@ const WRITERS: {
   App: writeApp,
   IdentityProvider: writeIdentityProvider,
   Webhook: writeWebhook,
+  Hook: writeHook,
 };
 
 /** What the resource API uses: the records, and the caches a write through this process forgets at once. */
-export type ResourceRouterServices = WriterServices & Pick<Needs, 'apps' | 'clients' | 'policyRecords' | 'readFence'>;
+export type ResourceRouterServices = WriterServices & Pick<Needs, 'apps' | 'clients' | 'policyRecords' | 'readFence' | 'hooks'>;
 
 export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServices, kind: K, guard: RequestHandler): Router {
   const table = TABLES[kind];
@@ -389,6 +432,8 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
       svc.policyRecords.invalidate(resourceId);
     } else if (kind === 'App') {
       svc.apps.forget();
+    } else if (kind === 'Hook') {
+      svc.hooks.forget();
     }
     // IdentityProviders are read where they are used (the sign-in pages), not cached; Webhooks, at each event and send.
   };

@@ -20,6 +20,7 @@ import type { Keyring } from '../../credentials/keyring.js';
 import { subjectFor, type SubjectSettings } from '../../credentials/subjects.js';
 import { consentOf, rememberConsent } from '../../oauth/consents.js';
 import { shapedClaimsFor } from '../../oauth/shaped-claims.js';
+import { assertionHooked } from '../../oauth/token-hooks.js';
 import { acrWantedOf } from '../../people/steps.js';
 import type { Policies } from '../../policy/evaluate.js';
 import { requestUser } from '../../policy/requests.js';
@@ -287,6 +288,10 @@ export function samlRouter(svc: SamlRouterServices): Router {
         if (decision.remember) await rememberConsent(svc, person!.user.id, client.id, [], null);
         const facts = await assertionFacts(sp, person!);
         if (!facts) return refusalPage(res, 403, 'The application is given your email address, and it is not proven yet.');
+        // The box's Hooks of samlAssertionIssuing (api/oauth/token-hooks.ts): attributes to add, never over the box's own.
+        const hooked = await assertionHooked(svc, client.id, person!.user.id, person!.browser.amr);
+        if ('refused' in hooked) return refusalPage(res, hooked.failed ? 503 : 403, hooked.refused);
+        for (const [name, value] of Object.entries(hooked.claims)) facts.attributes[name] ??= attributeValues(value);
         const xml = await samlResponse(issuer, sp, request, facts, key, Date.now());
         // Kept with the box session, so that its close reaches the app (api/saml/logout-notices.ts); a sign-out meanwhile gives it nothing.
         const kept = await recordSamlSignIn(svc, {

@@ -93,7 +93,13 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     const returnTo = safeReturnTo(req.query.return_to);
     // A step-up that would enrol a factor with no recent proof (api/http/sign-in-steps.ts): this browser's person, in again first.
     const enrol = req.query.reason === 'enrol' ? await signedInPerson(svc, req) : undefined;
-    const shown = enrol ? { email: enrol.user.email, notice: ENROL_NOTICE } : {};
+    // A Hook refused a sign-in that came back here by a redirect (a passkey, a provider): its words were
+    // for the person at the moment; the page says that it was refused, never what a query says.
+    const shown = enrol
+      ? { email: enrol.user.email, notice: ENROL_NOTICE }
+      : req.query.reason === 'refused'
+        ? { error: words('signIn.refused') }
+        : {};
     await signInForm(svc, req, res, 200, returnTo, shown, await waysOf(returnTo));
   });
 
@@ -125,8 +131,10 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     if ('unchecked' in answer) return again(503, words('error.busy'));
     if ('refused' in answer)
       return answer.said === PASSWORD_REFUSALS.turnedOff ? again(403, words('signIn.turnedOff')) : again(401, wrongPassword);
-    // Signed in, or on to the second factor.
-    goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
+    // Signed in, or on to the second factor; or refused by a Hook, in its words.
+    const went = await proceed(svc, browserFacts(svc, req), answer.proven, target);
+    if (went.refused !== undefined) return again(403, went.refused);
+    goOn(svc, res, went, target);
   });
 
   /** The page a code by email is typed on. */
@@ -214,6 +222,8 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       return page(429, { error }, { 'Retry-After': String(retryAfter) });
     }
     if ('busy' in result) return page(503, { error: words('error.busy') }, { 'Retry-After': result.busy });
+    // A Hook refused (personCreating): its words, as the person is to read them.
+    if ('refused' in result) return page(403, { error: result.refused });
     // The address proven first: a new address and a taken one get this same page (registration.ts).
     if (proofOf(svc.config) === 'before-sign-in') return renderPage(res, 200, signUpSentPage(box, input.email!));
     if (!('made' in result)) return page(422, { errors: { email: [words('signUp.taken')] } });

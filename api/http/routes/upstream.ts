@@ -70,9 +70,12 @@ const bindingCookie = (svc: BrowserServices): string => `${cookieNames(svc).step
 const offered = (p: IdentityProvider): OfferedProvider => ({ id: p.id, label: labelOf(p), directory: p.type === 'ldap' });
 
 /** Why nobody was signed in, in words a person can act on. */
-function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamProfile): Text {
+function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamProfile, message?: string): Text {
   const provider = labelOf(p);
   switch (why) {
+    case 'hook-refused':
+      // A Hook's words (personCreating), as it wrote them for the person.
+      return message ?? words('upstream.notCreated', { provider });
     case 'linked-to-another':
       return words('upstream.linkedToAnother', { provider });
     case 'linked-here-already':
@@ -141,8 +144,8 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     const answer = await throughProvider(svc, p, profile, linkFor, svc.addressOf(req));
     if ('refused' in answer)
       return linkFor
-        ? problem(res, 403, words('upstream.notLinkedTitle'), refusalWords(answer.refused, p, profile), [toAccount])
-        : problem(res, 403, words('upstream.notSignedIn'), refusalWords(answer.refused, p, profile));
+        ? problem(res, 403, words('upstream.notLinkedTitle'), refusalWords(answer.refused, p, profile, answer.message), [toAccount])
+        : problem(res, 403, words('upstream.notSignedIn'), refusalWords(answer.refused, p, profile, answer.message));
     if ('linked' in answer) return void res.redirect(303, `${ACCOUNT_PATH}?changed=provider-linked`);
     const target = { returnTo: safeReturnTo(begun.returnTo), acr: acrParam(begun.acr) };
     goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);

@@ -3,7 +3,13 @@
 // obtained (RFC 6749 §4.1.2: the code was probably stolen). A confidential client
 // proves itself with its secret, a public one with PKCE alone.
 import type { Queryable, Transaction } from '../../db/pool.js';
-import { authorizationCodeClient, findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } from '../../store/browser.js';
+import {
+  authorizationCodeClient,
+  findAuthorizationCodeForUpdate,
+  markCodeUsed,
+  peekAuthorizationCode,
+  type AuthorizationCode,
+} from '../../store/browser.js';
 import { insertSessions, type CloseSelector, type SessionRow } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { getUser, type UserRow } from '../../store/users.js';
@@ -12,6 +18,7 @@ import { invalidGrant, OAuthError } from '../../credentials/errors.js';
 import { grantedResource } from '../entitlements.js';
 import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
+import { withHooked } from '../token-hooks.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../../credentials/pkce.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
@@ -35,6 +42,8 @@ import { listedInGrantTypes } from '../grant-types.js';
 export interface AuthorizationCodeStore {
   /** Whom a code was issued to, whatever became of it since (used, expired): for a client named by client_id alone. */
   authorizationCodeClient(db: Queryable, hash: Buffer): Promise<string | undefined>;
+  /** The code as it is now, without a lock: what the box's Hooks are asked about before the transaction. */
+  peekAuthorizationCode(db: Queryable, hash: Buffer): Promise<AuthorizationCode | undefined>;
   /** The code, locked until `tx` ends; undefined when there is none. */
   findAuthorizationCodeForUpdate(tx: Transaction, hash: Buffer): Promise<AuthorizationCode | undefined>;
   /** Spends the code, naming the session it obtained (null: it was refused). */
@@ -50,6 +59,7 @@ export interface AuthorizationCodeStore {
 
 const store: AuthorizationCodeStore = {
   authorizationCodeClient,
+  peekAuthorizationCode,
   findAuthorizationCodeForUpdate,
   markCodeUsed,
   getUser,
@@ -105,7 +115,14 @@ export const authorizationCode: Grant = {
   permits: listedInGrantTypes('authorization_code'),
   credential: { name: CODE, issuedTo: (svc, params) => store.authorizationCodeClient(svc.pool, tokenHash(params.code!)) },
 
-  async handle({ svc, params, client: { resource: client, method }, dpop, certificate }) {
+  async prospect(svc, params, client) {
+    const found = await store.peekAuthorizationCode(svc.pool, tokenHash(params.code!));
+    if (!found || found.clientId !== client.id || found.usedAt) return undefined;
+    const { userId, scope, audience, sid, authTime, amr, claims } = found;
+    return { userId, scope, audience, details: sid && authTime ? browserDetails({ sid, authTime, amr }, claims) : null };
+  },
+
+  async handle({ svc, params, client: { resource: client, method }, dpop, certificate, hooked }) {
     const hash = tokenHash(params.code!);
     const now = Date.now();
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
@@ -137,7 +154,7 @@ export const authorizationCode: Grant = {
           audience,
           refresh: settings.refresh_token === true,
           details,
-          shaped,
+          shaped: withHooked(hooked?.access, shaped),
           clientAuthMethod: method,
           ...(await personSubject(svc, client, userId)),
           ...dpopBound(dpop),
@@ -160,7 +177,7 @@ export const authorizationCode: Grant = {
           authTime,
           amr,
           sid,
-          shaped,
+          shaped: withHooked(hooked?.id, shaped),
           accessToken: response.access_token,
           now,
         });

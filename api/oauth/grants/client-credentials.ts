@@ -28,7 +28,11 @@ export const clientCredentials: Grant = {
   // The token's one write spends a private_key_jwt assertion's jti too: one round trip, not two (make bench).
   assertionSpending: 'with-session',
 
-  async handle({ svc, params, client: { resource: client, workload, federated, spiffe, method, unspent }, dpop, certificate }) {
+  async prospect(_svc, params, client) {
+    return { userId: null, scope: grantedScope(client, scopeParam(params.scope)), audience: null, details: null };
+  },
+
+  async handle({ svc, params, client: { resource: client, workload, federated, spiffe, method, unspent }, dpop, certificate, hooked }) {
     const settings = client.auth?.client_credentials ?? {};
     const { session, response } = mint(
       {
@@ -44,6 +48,7 @@ export const clientCredentials: Grant = {
         // SPIFFE ID (a binding may be a prefix) obtained a workload's token.
         details: workload ? { workload } : federated ? { federated } : spiffe ? { spiffe } : null,
         clientAuthMethod: method,
+        ...(hooked ? { shaped: hooked.access } : {}),
         ...dpopBound(dpop),
         ...certificateBound(certificate),
       },

@@ -94,6 +94,22 @@ export interface GrantContext {
    * client_id alone, as the refresh grant allows: nobody proved to be it.
    */
   unproven?: boolean;
+  /** What the box's Hooks add to the access token and the ID token (../token-hooks.ts), asked before the grant's transaction. */
+  hooked?: HookedClaims;
+}
+
+/** What the Hooks add to the tokens of one request: to the access token, to the ID token. */
+export interface HookedClaims {
+  access: Record<string, unknown>;
+  id: Record<string, unknown>;
+}
+
+/** What a grant is about to issue, read without a lock before its transaction (Grant.prospect). */
+export interface Prospect {
+  userId: number | null;
+  scope: string | null;
+  audience: string | null;
+  details: Record<string, unknown> | null;
 }
 
 export interface DpopBinding {
@@ -142,6 +158,12 @@ export interface Grant {
    * writes the token's session (GrantContext.client.unspent); else it is spent before the grant runs.
    */
   assertionSpending?: AssertionSpending;
+  /**
+   * What the grant is about to issue (its person, scope, audience), read without a lock before its
+   * transaction: what the box's Hooks are asked about (../token-hooks.ts). Undefined: the grant will
+   * refuse (it says why). A grant without it is asked about as its client's own token.
+   */
+  prospect?(svc: GrantServices, params: Params, client: Client): Promise<Prospect | undefined>;
   handle(ctx: GrantContext): Promise<Issued>;
 }
 

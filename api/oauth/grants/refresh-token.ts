@@ -28,6 +28,7 @@ import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { mint, tokenHash, type TokenResponse } from '../../credentials/tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
+import { withHooked } from '../token-hooks.js';
 import { scopeParam } from '../params.js';
 import {
   personSubject,
@@ -38,6 +39,7 @@ import {
   type DpopBinding,
   type Grant,
   type GrantServices,
+  type HookedClaims,
   type Issued,
 } from './grant.js';
 
@@ -103,7 +105,15 @@ export const refreshToken: Grant = {
     },
   },
 
-  async handle({ svc, params, client: { resource: client, method }, dpop, certificate, unproven = false }) {
+  async prospect(svc, params, client) {
+    const hash = tokenHash(params.refresh_token!);
+    const holder = svc.refreshHolders.get(hash) ?? (await store.findByRefreshToken(svc, hash));
+    if (!holder || holder.clientId !== client.id) return undefined;
+    const scope = refreshedScope(client, holder.scope, scopeParam(params.scope));
+    return { userId: holder.userId, scope, audience: holder.audience, details: holder.details };
+  },
+
+  async handle({ svc, params, client: { resource: client, method }, dpop, certificate, unproven = false, hooked }) {
     const hash = tokenHash(params.refresh_token!);
     const narrowed: Narrowed = { scope: scopeParam(params.scope), resource: params.resource };
     // Nobody proved to be the client: a confidential one named by client_id alone, or one that is public
@@ -123,6 +133,7 @@ export const refreshToken: Grant = {
         dpop,
         method,
         certificate,
+        hooked,
       );
       if (await store.applyRefresh(svc, refresh)) {
         // The token endpoint remembers a new holder (rotation); an old one slid its expiration.
@@ -145,7 +156,18 @@ export const refreshToken: Grant = {
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }
       if ('error' in locked) return locked.error;
-      const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now, dpop, method, certificate);
+      const { refresh, response } = await prepare(
+        svc,
+        client,
+        locked.holder,
+        locked.settings,
+        narrowed,
+        now,
+        dpop,
+        method,
+        certificate,
+        hooked,
+      );
       await store.touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
       await store.insertSessions(tx, [refresh.session]);
       return { response, session: refresh.session };
@@ -282,6 +304,7 @@ async function prepare(
   dpop: DpopBinding | undefined,
   clientAuthMethod: string,
   certificate: string | undefined,
+  hooked?: HookedClaims,
 ): Promise<{ refresh: Refresh; response: TokenResponse }> {
   await checkSignInStillEnough(svc, client, holder);
   const rotate = settings.refresh_token_rotation === true;
@@ -309,7 +332,7 @@ async function prepare(
       refresh: rotate,
       details: holder.details,
       clientAuthMethod,
-      shaped,
+      shaped: withHooked(hooked?.access, shaped),
       ...(await personSubject(svc, client, holder.userId)),
       // A confidential client's new access token is bound to the proof's key, its refresh
       // token is not (§5: "refresh tokens issued to [confidential clients] are not bound").
@@ -326,7 +349,7 @@ async function prepare(
       user,
       scope,
       ...browserOf(holder.details),
-      shaped,
+      shaped: withHooked(hooked?.id, shaped),
       accessToken: response.access_token,
       now,
     });

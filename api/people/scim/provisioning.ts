@@ -166,6 +166,7 @@ export async function createUser(svc: ScimServices, body: unknown, by: Actor, ba
           groupIds: [],
         },
         by,
+        'scim',
       ),
   );
   return userResource(user, base, svc.subjects);

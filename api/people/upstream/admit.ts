@@ -3,6 +3,9 @@
 // ./linking.ts, and carried out in the same transaction — the link, the person made, the groups
 // the provider's rules keep (./groups.ts). What signs the browser in is the door's (it goes on
 // like every sign-in: api/http/sign-in-steps.ts proceed, with the amr this returns).
+import type { HookCaller } from '../../hooks/caller.js';
+import { FAILED_MESSAGE } from '../../hooks/moments.js';
+import { personHooks } from '../registration.js';
 import type { Actor, Audit } from '../../audit.js';
 import type { Config } from '../../config.js';
 import type { Pool, Transaction } from '../../db/pool.js';
@@ -36,6 +39,8 @@ import type { UpstreamProfile } from './profile.js';
 
 export interface AdmitServices {
   pool: Pool;
+  /** Asked at personCreating before a person a provider names is made (api/hooks/). */
+  hooks: Pick<HookCaller, 'asksAt' | 'ask'>;
   audit: Audit;
   users: RecordCache<unknown>;
   sessions: RecordCache<SessionRow>;
@@ -57,7 +62,25 @@ export function upstreamAmr(provider: Pick<IdentityProvider, 'linking'>, profile
   return severalFactors ? ['pwd', 'mfa'] : ['pwd'];
 }
 
-export type Admission = { userId: number; decision: LinkDecision } | { refused: LinkRefusal };
+export type Admission = { userId: number; decision: LinkDecision } | { refused: LinkRefusal; message?: string };
+
+/**
+ * The Hooks of personCreating, asked before the admission's transaction when it would make a
+ * person (read without its locks: nobody linked to this identity, nobody with the address). A
+ * person made in the transaction without the hooks' word (another request raced this one) is not
+ * made: the hooks must be asked, and no lock is held while they are.
+ */
+async function hooksBefore(
+  svc: AdmitServices,
+  provider: IdentityProvider,
+  profile: UpstreamProfile,
+  linkFor: number | undefined,
+): Promise<Awaited<ReturnType<typeof personHooks>> | undefined> {
+  if (linkFor !== undefined || profile.email === undefined || !(await svc.hooks.asksAt('personCreating'))) return undefined;
+  if ((await findUpstreamIdentity(svc.pool, provider.id, profile.subject)) !== undefined) return undefined;
+  if ((await findUserByEmail(svc.pool, profile.email)) !== undefined) return undefined;
+  return personHooks(svc, { email: profile.email, via: 'upstream' });
+}
 
 /**
  * The person `profile` is at the box (made or linked as ./linking.ts decides), with their
@@ -74,6 +97,12 @@ export async function admit(
   // A hash for a person without a password: of a secret nobody knows (credentials/secrets.ts), made before the locks.
   const noPassword = await dummyHash();
   const base = { event: 'upstream' as const, provider: provider.id, subject: profile.subject, address };
+  const hooked = await hooksBefore(svc, provider, profile, linkFor);
+  if (hooked && 'refused' in hooked) {
+    svc.audit.record({ ...base, action: 'refused', reason: 'hook-refused' });
+    return { refused: 'hook-refused', message: hooked.refused };
+  }
+  const asks = hooked === undefined && linkFor === undefined && (await svc.hooks.asksAt('personCreating'));
   const admission = await withTransaction(svc.pool, async (tx): Promise<Admission> => {
     await lockUpstreamIdentity(tx, provider.id, profile.subject);
     const linkedTo = (await findUpstreamIdentity(tx, provider.id, profile.subject))?.userId;
@@ -94,7 +123,8 @@ export async function admit(
       linkForLinkedHere: linkFor !== undefined && (await linkedHere(linkFor)),
     });
     if (decision.kind === 'refuse') return { refused: decision.why };
-    const userId = await carryOut(svc, tx, provider, profile, decision, noPassword);
+    if (decision.kind === 'create' && asks) return { refused: 'hook-refused', message: FAILED_MESSAGE };
+    const userId = await carryOut(svc, tx, provider, profile, decision, noPassword, hooked);
     if (userId === undefined) return { refused: 'email-taken' };
     const groups = groupChanges(provider.groups, profile);
     await followGroups(tx, userId, groups.member, groups.notMember, `Follows the identity provider ${provider.id}.`);
@@ -129,6 +159,7 @@ async function carryOut(
   profile: UpstreamProfile,
   decision: Exclude<LinkDecision, { kind: 'refuse' }>,
   noPassword: string,
+  hooked: { data?: Record<string, unknown>; groupIds: number[] } | undefined,
 ): Promise<number | undefined> {
   const identity = { provider: provider.id, subject: profile.subject, email: profile.email };
   switch (decision.kind) {
@@ -151,8 +182,8 @@ async function carryOut(
         passwordHash: noPassword,
         passwordSet: false,
         // The box keeps no profile of its own: the name the provider gave is the `name` claim's (api/oauth/openid.ts).
-        data: profile.name ? JSON.stringify({ name: profile.name }) : null,
-        groupIds: [],
+        data: profile.name || hooked?.data ? JSON.stringify({ ...hooked?.data, ...(profile.name ? { name: profile.name } : {}) }) : null,
+        groupIds: hooked?.groupIds ?? [],
         emailVerified: decision.emailVerified,
       });
       await linkUpstreamIdentity(tx, { ...identity, userId: made.id });

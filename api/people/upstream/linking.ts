@@ -43,7 +43,8 @@ export type LinkRefusal =
   | 'linked-here-already' // the person has another identity at this provider
   | 'email-taken' // a person has the email, and the provider may not vouch for it (or they never proved it, or unlinked this provider)
   | 'no-email' // a person of the box needs an email, and the provider gave none
-  | 'not-created'; // the provider makes nobody new (linking.create false)
+  | 'not-created' // the provider makes nobody new (linking.create false)
+  | 'hook-refused'; // a Hook of personCreating refused the person (its words: Admission.message)
 
 export type LinkDecision =
   | { kind: 'sign-in'; userId: number }

@@ -7,10 +7,13 @@
 // wrong password would not tell).
 import { Argon2Busy, dummyHash, type Argon2Gate } from '../../credentials/secrets.js';
 import type { Config } from '../../config.js';
-import type { Pool, Queryable } from '../../db/pool.js';
-import type { IdentityProvider } from '../../types.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { HookCaller } from '../../hooks/caller.js';
+import { requestUser } from '../../policy/requests.js';
+import type { IdentityProvider, PrincipalUser } from '../../types.js';
 import { factorState, type FactorState } from '../../store/factors.js';
-import { findUserByEmail, type UserRow } from '../../store/users.js';
+import { findUserByEmail, holdPerson, updateUser, type UserRow } from '../../store/users.js';
 import type { Acr } from '../../credentials/acr.js';
 import { nextStep } from '../factors.js';
 import { resendVerification } from '../links.js';
@@ -25,12 +28,32 @@ export interface PasswordStore {
   findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined>;
   /** Their factors and rules: whether the sign-in is done with the password, for the count of their failures. */
   factorState(db: Queryable, userId: number): Promise<FactorState>;
+  /**
+   * A password a Hook vouched for (passwordImport) becomes the person's, as the box's own hash, under
+   * their row and only while they still have none (`was`, the hash standing for no password): false otherwise.
+   */
+  importPassword(pool: Pool, userId: number, was: string, hash: string): Promise<boolean>;
 }
 
-const store: PasswordStore = { findUserByEmail, factorState };
+const store: PasswordStore = {
+  findUserByEmail,
+  factorState,
+  importPassword: (pool, userId, was, hash) =>
+    withTransaction(pool, async (tx) => {
+      if ((await holdPerson(tx, userId))?.passwordHash !== was) return false;
+      return (await updateUser(tx, userId, { passwordHash: hash })) !== undefined;
+    }),
+};
 
 /** What the password way uses of the process's services (and, for a directory behind it, what asking one takes). */
-export type PasswordServices = WayServices & { pool: Pool; config: Pick<Config, 'smtp'>; argon2: Argon2Gate };
+export type PasswordServices = WayServices & {
+  pool: Pool;
+  config: Pick<Config, 'smtp'>;
+  argon2: Argon2Gate;
+  /** Asked at passwordImport for a person without a password of the box (api/hooks/). */
+  hooks: Pick<HookCaller, 'asksAt' | 'ask'>;
+  users: RecordCache<PrincipalUser>;
+};
 export type DirectoryServices = WayServices & FlowServices;
 
 /** A password typed on the sign-in page, and what the sign-in is asked to reach. */
@@ -55,12 +78,19 @@ export async function signInWithPassword(svc: PasswordServices, typed: TypedPass
   const answer = await signInThrough<FirstFactor>(svc, { address: typed.address, account: typed.email, counts: true }, async () => {
     const found = typed.email ? await store.findUserByEmail(svc.pool, typed.email) : undefined;
     // A person an IdentityProvider made has no password of the box: the form may ask the directory.
-    const user = found?.passwordSet ? found : undefined;
+    let user = found?.passwordSet ? found : undefined;
+    // Or the old system behind a Hook (passwordImport): on its yes, the box keeps its own hash of it.
+    let ok: boolean | undefined;
+    if (found && !user && (await svc.hooks.asksAt('passwordImport'))) {
+      const imported = await importedPassword(svc, found, typed.password);
+      if (imported === 'busy') return { unchecked: PASSWORD_REFUSALS.busy };
+      if (imported === undefined) return { refused: 'wrong password (import)', said: PASSWORD_REFUSALS.wrong, user: found.id };
+      [user, ok] = [imported, true];
+    }
     if (!user) directory = await passwordFormDirectory(svc.pool);
     if (directory) return { unchecked: 'a directory' };
-    let ok: boolean;
     try {
-      ok = await svc.argon2.verify(user?.passwordHash ?? (await dummyHash()), typed.password, 'sign-in');
+      ok ??= await svc.argon2.verify(user?.passwordHash ?? (await dummyHash()), typed.password, 'sign-in');
     } catch (err) {
       if (err instanceof Argon2Busy) return { unchecked: PASSWORD_REFUSALS.busy };
       throw err;
@@ -81,6 +111,31 @@ export async function signInWithPassword(svc: PasswordServices, typed: TypedPass
     return { proven, user: user.id, keepAccountCount: !done };
   });
   return directory ? { directory } : answer;
+}
+
+/**
+ * The Hooks of passwordImport asked about `password` for `person` (who has no password of the box):
+ * on a hook's `valid: true`, the box hashes it (argon2, the sign-up lane) and keeps it, and the person
+ * is who they said. Undefined: no hook vouched for it (or the person got a password meanwhile).
+ */
+async function importedPassword(svc: PasswordServices, person: UserRow, password: string): Promise<UserRow | undefined | 'busy'> {
+  const principal = await svc.users.get(String(person.id));
+  if (!principal) return undefined;
+  const verdict = await svc.hooks.ask(
+    'passwordImport',
+    { user: requestUser(principal), password: { email: person.email, password } },
+    { user: String(person.id) },
+  );
+  if (!verdict.allowed || verdict.valid !== true) return undefined;
+  let hash: string;
+  try {
+    hash = await svc.argon2.hash(password, 'sign-up');
+  } catch (err) {
+    if (err instanceof Argon2Busy) return 'busy';
+    throw err;
+  }
+  if (!(await store.importPassword(svc.pool, person.id, person.passwordHash, hash))) return undefined;
+  return { ...person, passwordHash: hash, passwordSet: true };
 }
 
 /** A username and password a directory checks (its own form, or the sign-in page's: ldap.passwordForm), counted as the box's own. */

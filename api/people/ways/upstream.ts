@@ -14,7 +14,7 @@ import type { UpstreamProfile } from '../upstream/profile.js';
 import { signInThrough, type WayServices } from './way.js';
 
 /** What a provider's answer came to: a first factor, a link done (from the account page), or why nobody is signed in. */
-export type ProviderAnswer = { proven: FirstFactor } | { linked: true } | { refused: LinkRefusal };
+export type ProviderAnswer = { proven: FirstFactor } | { linked: true } | { refused: LinkRefusal; message?: string };
 
 /** The person `profile` is at the box, after a sign-in at `provider` (or a link for `linkFor`, begun on their account page). */
 export async function throughProvider(
@@ -25,11 +25,15 @@ export async function throughProvider(
   address: string,
 ): Promise<ProviderAnswer> {
   let refused: LinkRefusal | undefined;
+  let message: string | undefined;
   const attempt = { address, counts: linkFor === undefined, unthrottled: true, success: linkFor === undefined && `through ${provider.id}` };
   const answer = await signInThrough<FirstFactor | 'linked'>(svc, attempt, async () => {
     const admission = await admit(svc, provider, profile, linkFor, address);
     // The refusal's line is ../upstream/admit.ts's (which linking rule): this one is the sign-in's.
-    if ('refused' in admission) return { refused: (refused = admission.refused), said: admission.refused };
+    if ('refused' in admission) {
+      message = admission.message;
+      return { refused: (refused = admission.refused), said: admission.refused };
+    }
     if (linkFor !== undefined) return { proven: 'linked', user: admission.userId };
     const still = stillLinked(provider.id, profile.subject, admission.userId);
     return {
@@ -39,5 +43,5 @@ export async function throughProvider(
   });
   if ('proven' in answer) return answer.proven === 'linked' ? { linked: true } : { proven: answer.proven };
   // Nothing else: the answer is never throttled (unthrottled) and always checked.
-  return { refused: refused! };
+  return { refused: refused!, ...(message !== undefined ? { message } : {}) };
 }

@@ -349,6 +349,7 @@ export const de: Catalogue = {
   'signIn.throttledOne': 'Zu viele fehlgeschlagene Anmeldungen. Versuchen Sie es in {minutes} Minute noch einmal.',
   'signIn.enrolNotice':
     'Diese Anwendung verlangt einen zweiten Faktor, den Sie noch nicht eingerichtet haben. Da das den Schutz Ihres Kontos ändert, melden Sie sich zuerst erneut an; danach richten Sie ihn ein.',
+  'signIn.refused': 'Diese Anmeldung wurde abgelehnt. Versuchen Sie es erneut oder wenden Sie sich an den Administrator dieses Dienstes.',
   'signUp.off': 'Registrierung ist abgeschaltet',
   'signUp.offMessage': 'Bei diesem Dienst kann man sich nicht selbst registrieren.',
   'signUp.offAsk': 'Bei diesem Dienst kann man sich nicht selbst registrieren. Bitten Sie den Administrator um ein Konto.',

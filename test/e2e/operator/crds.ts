@@ -14,6 +14,27 @@ export function describeCrds(): void {
       return r.stderr;
     }
 
+    it('refuses a Hook that names two places or that no hook could check, and takes a good one with its defaults', async function () {
+      expect(await refused('Hook', { moments: ['tokenIssuing'], url: 'https://h.example/x' })).to.include(
+        'a hook must be able to check its calls',
+      );
+      expect(
+        await refused('Hook', { moments: ['tokenIssuing'], url: 'https://h.example/x', service: { name: 'h' }, boxToken: true }),
+      ).to.include('name where the hook is');
+      expect(await refused('Hook', { moments: ['tokenIssuing'], url: 'http://h.example/x', boxToken: true })).to.include('spec.url');
+      const good = JSON.stringify({
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Hook',
+        metadata: { name: 'licence', namespace: 'default' },
+        spec: { moments: ['tokenIssuing'], service: { name: 'licence' }, boxToken: true },
+      });
+      const applied = await suite.cluster.kubectl(['apply', '-f', '-'], good);
+      expect(applied.code, applied.stderr).to.equal(0);
+      const spec = JSON.parse((await suite.cluster.kubectl(['get', 'hook', 'licence', '-n', 'default', '-o', 'json'])).stdout).spec;
+      expect(spec).to.include({ timeoutSeconds: 2, failurePolicy: 'Fail', maxInFlight: 8 });
+      await suite.cluster.kubectl(['delete', 'hook', 'licence', '-n', 'default']);
+    });
+
     it("refuses an implicit client without a redirect URI, with the CEL rule's message", async function () {
       expect(await refused('Client', { grant_types: ['implicit'] })).to.include('an implicit client needs auth.implicit.redirect_uri');
     });

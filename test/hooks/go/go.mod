@@ -1,0 +1,3 @@
+module boxauth.test/hooks
+
+go 1.26
