@@ -95,14 +95,31 @@ function alive(pid: number): boolean {
 }
 
 /** The living processes other than this one that use the server; the files of dead ones are removed. */
+/**
+ * When process `pid` started (clock ticks since boot, /proc/<pid>/stat's 22nd field), or '' where
+ * it cannot be read (no /proc: macOS). A user's file holds its own: a pid is given out again.
+ */
+async function startOf(pid: number): Promise<string> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat ? (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '') : '';
+}
+
+/**
+ * The other processes using the server: those of a file whose pid runs, and, where the file says
+ * when its process started, runs since then. A SIGKILLed user's pid may be another process's a
+ * moment later (on a busy machine the kernel's 32,768 go round in minutes), which kept the server
+ * up after its last user stopped.
+ */
 async function othersUsing(usersDir: string): Promise<number[]> {
   const names = await fs.readdir(usersDir).catch(() => []);
   const living: number[] = [];
   for (const name of names) {
     const pid = Number(name);
     if (pid === process.pid) continue;
-    if (Number.isSafeInteger(pid) && pid > 0 && alive(pid)) living.push(pid);
-    else await fs.rm(path.join(usersDir, name), { force: true });
+    const file = path.join(usersDir, name);
+    const started = await fs.readFile(file, 'utf8').catch(() => '');
+    if (Number.isSafeInteger(pid) && pid > 0 && alive(pid) && (!started || started === (await startOf(pid)))) living.push(pid);
+    else await fs.rm(file, { force: true });
   }
   return living;
 }
@@ -171,7 +188,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   const mine = path.join(usersDir, String(process.pid));
   await fs.mkdir(usersDir, { recursive: true, mode: 0o755 });
   // Written before looking for a running server, so that a user stopping at the same moment sees this one.
-  await fs.writeFile(mine, '');
+  await fs.writeFile(mine, await startOf(process.pid));
 
   const ids = await postgresUserIds();
   const { pg_ctl: pgCtl } = await binaries();
