@@ -58,8 +58,7 @@ run: dist/.built ## start box "default" on :8080 (embedded PostgreSQL unless DAT
 
 $(CHROMIUM):
 	@echo "installing Debian's chromium for the browser tests"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
+	scripts/apt-install.sh chromium
 
 chromium: $(CHROMIUM) ## install Debian's Chromium (for the browser tests) when missing
 
@@ -68,8 +67,7 @@ LUA := /usr/bin/lua5.4
 
 $(LUA):
 	@echo "installing Debian's lua5.4 for the Argo CD health check tests"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq lua5.4
+	scripts/apt-install.sh lua5.4
 
 # The gateway tests (test/e2e/gateways/) run Debian's nginx (auth_request) and caddy (forward_auth)
 # in front of an app; Traefik is built by test-tools.
@@ -78,8 +76,7 @@ CADDY := /usr/bin/caddy
 
 $(NGINX):
 	@echo "installing Debian's nginx for the gateway tests"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nginx
+	scripts/apt-install.sh nginx
 
 # The MCP journey (test/e2e/mcp-journey.test.ts) runs NGINX as docs/guides/mcp-servers.md configures
 # it: the Lua module reads the request's body and sends it to the box (auth_request sends none).
@@ -87,21 +84,18 @@ NGINX_LUA := /usr/lib/nginx/modules/ngx_http_lua_module.so
 
 $(NGINX_LUA): $(NGINX)
 	@echo "installing Debian's NGINX Lua module for the MCP journey"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libnginx-mod-http-lua
+	scripts/apt-install.sh libnginx-mod-http-lua
 
 $(CADDY):
 	@echo "installing Debian's caddy for the gateway tests"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq caddy
+	scripts/apt-install.sh caddy
 
 # The release test builds the container image (scripts/image-build.sh) with Debian's mmdebstrap.
 MMDEBSTRAP := /usr/bin/mmdebstrap
 
 $(MMDEBSTRAP):
 	@echo "installing Debian's mmdebstrap for the container image"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mmdebstrap
+	scripts/apt-install.sh mmdebstrap
 
 # Another architecture of the image than this machine's (arm64 on amd64: the release's, IMAGE_ARCHES) is built
 # with Debian's qemu-user-static, registered in binfmt_misc by binfmt-support (mmdebstrap runs the maintainer
@@ -113,8 +107,7 @@ CROSS_ARM64 := /usr/bin/aarch64-linux-gnu-g++
 
 $(CROSS_ARM64):
 	@echo "installing Debian's qemu-user-static, binfmt-support and g++-aarch64-linux-gnu for the arm64 image"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq qemu-user-static binfmt-support g++-aarch64-linux-gnu
+	scripts/apt-install.sh qemu-user-static binfmt-support g++-aarch64-linux-gnu
 
 # What building the image for the architectures $(1) needs beside mmdebstrap.
 image-tools = $(if $(and $(filter arm64,$(1)),$(filter-out arm64,$(HOST_ARCH))),$(CROSS_ARM64))
@@ -124,24 +117,21 @@ CONTAINERD := /usr/bin/containerd
 
 $(CONTAINERD):
 	@echo "installing Debian's containerd, runc, CNI plugins and nftables for the cluster with real pods"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq containerd runc containernetworking-plugins nftables
+	scripts/apt-install.sh containerd runc containernetworking-plugins nftables
 
 # Integration tests move a box's wall clock instead of sleeping (test/support/box.ts, movableClock).
 LIBFAKETIME := $(firstword $(wildcard /usr/lib/*/faketime/libfaketime.so.1) /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1)
 
 $(LIBFAKETIME):
 	@echo "installing Debian's libfaketime for the integration tests"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfaketime
+	scripts/apt-install.sh libfaketime
 
 # The SAML service provider of the tests (test/py-saml-sp/, pysaml2) signs and checks XML with Debian's xmlsec1.
 XMLSEC1 := /usr/bin/xmlsec1
 
 $(XMLSEC1):
 	@echo "installing Debian's xmlsec1 for the SAML service provider of the tests (pysaml2)"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq xmlsec1
+	scripts/apt-install.sh xmlsec1
 
 # A daemon a Debian package started when installed, stopped by its pid file (the first line: PostgreSQL's
 # holds more), so nothing but the tests' own runs: $(call stop-daemon,<what>,<pid file>).
@@ -158,8 +148,7 @@ SLAPD := /usr/sbin/slapd
 
 $(SLAPD):
 	@echo "installing Debian's slapd for the LDAP tests"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq slapd
+	scripts/apt-install.sh slapd
 	$(call stop-daemon,slapd daemon,/var/run/slapd/slapd.pid)
 
 slapd: $(SLAPD) ## install Debian's slapd (for the LDAP tests) when missing
@@ -174,14 +163,12 @@ PGBOUNCER := /usr/sbin/pgbouncer
 
 $(PG_BASEBACKUP):
 	@echo "installing Debian's postgresql-15 for the failover tests"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql-15
+	scripts/apt-install.sh postgresql-15
 	$(call stop-daemon,PostgreSQL cluster,/var/run/postgresql/15-main.pid)
 
 $(PGBOUNCER):
 	@echo "installing Debian's pgbouncer for the failover tests"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq pgbouncer
+	scripts/apt-install.sh pgbouncer
 	$(call stop-daemon,pgbouncer daemon,/var/run/postgresql/pgbouncer.pid)
 
 postgres-ha: $(PG_BASEBACKUP) $(PGBOUNCER) ## install Debian's postgresql-15 and pgbouncer (for the failover tests) when missing
@@ -310,8 +297,7 @@ box: dist/.built ## run a box's pod here, in the foreground, from its Deployment
 
 /usr/bin/wrk:
 	@echo "installing Debian's wrk for make bench"
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk
+	scripts/apt-install.sh wrk
 
 bench: dist/.built /usr/bin/wrk $(PG_BASEBACKUP) $(PGBOUNCER) test-tools ## load test (wrk, and test/extauthz for gRPC; 32 connections): req/s, p50/p90/p99, peak RSS, ratio to a bare ceiling; token and decision rows; writes bench-results.json
 	node dist/test/bench/run.js

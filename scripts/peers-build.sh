@@ -43,11 +43,8 @@ trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 
 # apt_install PACKAGE…: Debian's packages this needs and the machine lacks.
 apt_install() {
-  local sudo=
-  [[ $(id -u) == 0 ]] || sudo=sudo
   log "installing Debian's $*"
-  $sudo apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >&2
+  "$ROOT/scripts/apt-install.sh" "$@" >&2
 }
 
 # The lock is held until the script exits; a run that waits says so.
