@@ -1076,7 +1076,7 @@ async function once() {
       await cluster.k(['create', 'namespace', QUICK_START_NAMESPACE]);
       const applied = await cluster.k(['apply', '-n', QUICK_START_NAMESPACE, '-f', projectPath('examples')]);
       expect(applied).to.include('box.boxauth.io/auth created').and.include('client.boxauth.io/orders created');
-      for (const kind of ['boxes', 'clients', 'accesspolicies', 'apps', 'identityproviders', 'webhooks']) {
+      for (const kind of ['boxes', 'clients', 'accesspolicies', 'apps', 'identityproviders', 'webhooks', 'hooks']) {
         await waitFor(QUICK_START_NAMESPACE, [kind, '--all'], 'condition=Ready');
       }
       await written(QUICK_START_NAMESPACE, 'deployment/auth');
