@@ -8,6 +8,10 @@
 #   CLUSTER_IMAGES="a.tar b.tar" scripts/cluster-up.sh
 #                                       # also import these OCI/docker archives
 #                                       # (every run: re-importing is a no-op)
+#   CLUSTER_BINARY_IMAGES="boxauth.test/hook:1=/tmp/hook" scripts/cluster-up.sh
+#                                       # also import, under each NAME, an image
+#                                       # of one layer: the static BINARY as
+#                                       # /<basename>, its entrypoint (as pause)
 #
 # Stdout gets exactly one line, `export KUBECONFIG=<abs path>`: a kubeconfig for
 # the host, whose server is https://127.0.0.1:$BOXAUTH_CLUSTER_PORT, a loopback
@@ -48,6 +52,7 @@ trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 TIMEOUT=${BOXAUTH_CLUSTER_TIMEOUT:-120}
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "BOXAUTH_CLUSTER_TIMEOUT is not a number"
 read -r -a IMAGES <<<"${CLUSTER_IMAGES:-}"
+read -r -a BINARY_IMAGES <<<"${CLUSTER_BINARY_IMAGES:-}"
 AUTH_CONFIG=${BOXAUTH_CLUSTER_AUTH_CONFIG:-}
 
 for arg in "$@"; do
@@ -59,6 +64,9 @@ done
 [[ $(id -u) == 0 ]] || die "needs root (namespaces, mounts, cgroups)"
 for f in "${IMAGES[@]}"; do
   [[ -f $f ]] || die "CLUSTER_IMAGES: no such file: $f"
+done
+for pair in "${BINARY_IMAGES[@]}"; do
+  [[ $pair == ?*=?* && -x ${pair#*=} ]] || die "CLUSTER_BINARY_IMAGES: not NAME=an executable file: $pair"
 done
 if [[ -n $AUTH_CONFIG ]]; then
   [[ -f $AUTH_CONFIG ]] || die "BOXAUTH_CLUSTER_AUTH_CONFIG: no such file: $AUTH_CONFIG"
@@ -433,6 +441,12 @@ import_image() {
 
 oci_archive "$DIR/images/pause.tar" "$PAUSE_IMAGE" "$BIN/pause"
 oci_archive "$DIR/images/probe.tar" "$PROBE_IMAGE" "$BIN/probe"
+for pair in "${BINARY_IMAGES[@]}"; do
+  image=${pair%%=*}
+  archive="$DIR/images/binary-${image//[^A-Za-z0-9.-]/_}.tar"
+  oci_archive "$archive" "$image" "${pair#*=}"
+  IMAGES+=("$archive")
+done
 for f in "$DIR/images/pause.tar" "$DIR/images/probe.tar" "${IMAGES[@]}"; do
   import_image "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")"
 done

@@ -438,6 +438,7 @@ describe('boxauth CLI', function () {
         ['policy', 'accesspolicy.yaml'],
         ['idp', 'identityprovider.yaml'],
         ['webhook', 'webhook.yaml'],
+        ['hook', 'hook.yaml'],
       ] as const;
       const first: Run[] = [];
       for (const [command, file] of files) first.push(await apply(command, file));

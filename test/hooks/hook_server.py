@@ -1,6 +1,7 @@
 """A hook of boxauth's (docs/guides/hooks.md) for the tests, in Python's standard library only.
 
-Serves HTTPS (CERT and KEY) on 127.0.0.1 (PORT, 0: any; the first line out is "listening <port>").
+Serves HTTPS (CERT and KEY) on HOST (127.0.0.1 unless set; 0.0.0.0 in a Pod behind a Service) and
+PORT (0: any; the first line out is "listening <port>").
 Every POST is checked as a Standard Webhooks receiver does: the webhook-id, webhook-timestamp
 (within five minutes) and webhook-signature headers, an HMAC-SHA256 of "id.timestamp.body" under
 SECRET ("whsec_" and base64); an id seen before is a replay. A request that fails is answered 401.
@@ -103,7 +104,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send(status, out)
 
 
-server = ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PORT", "0"))), Handler)
+server = ThreadingHTTPServer((os.environ.get("HOST", "127.0.0.1"), int(os.environ.get("PORT", "0"))), Handler)
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain(os.environ["CERT"], os.environ["KEY"])
 server.socket = context.wrap_socket(server.socket, server_side=True)

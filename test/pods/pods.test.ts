@@ -5,11 +5,13 @@
 // kubelet projects (and later rotates), the boxes upgraded from the previous release's image to this
 // one while the app fetches tokens, the box pods' security context as the kernel enforces it, box pods
 // deleted and killed, two teams' boxes hosted in one host (one host pod killed under load), and the
-// operator's leader killed mid-reconcile. Run by `make e2e-pods`, part of
+// operator's leader killed mid-reconcile, and a Hook whose code runs as a Service of the cluster (the Go
+// hook of test/hooks/go in a Pod). Run by `make e2e-pods`, part of
 // `make test` (needs root; the cluster's binaries are built once). Each case builds on the ones before
 // it: run the whole file.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +21,7 @@ import { parse, parseAllDocuments, stringify } from 'yaml';
 import { projectPath } from '../../api/paths.js';
 import { Box } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { goHook } from '../support/hook-servers.js';
 import { eventually, KUBE_BIN, KUBECTL_CLIENT, run, type RunResult } from '../support/kube.js';
 import { NODE_IP, PodCluster } from '../support/pod-cluster.js';
 import { serveFiles } from '../support/static-files.js';
@@ -47,6 +50,8 @@ const PREVIOUS_COMMIT = fs
   .find((l) => /^[0-9a-f]{40}$/.test(l.trim()))!
   .trim();
 const PREVIOUS_IMAGE = `boxauth:release-${PREVIOUS_COMMIT.slice(0, 12)}`;
+// The Go hook of test/hooks/go, a static program that is its image's one file (CLUSTER_BINARY_IMAGES).
+const HOOK_IMAGE = 'boxauth.test/hook:1';
 
 // What the app does (examples/workload/token-client.mjs), once: a token for its projected ServiceAccount
 // token as the client assertion (RFC 7523 §2.2), then the box's API with that token and with a forged one.
@@ -231,6 +236,7 @@ describe('the release on real pods (make e2e-pods)', function () {
       dir: projectPath('.boxauth', 'e2e-pods'),
       port: Number(process.env.BOXAUTH_CLUSTER_PORT ?? 6446),
       images: [path.join(release, `boxauth-${VERSION}-image.oci.tar`), previous.stdout.trim()],
+      binaries: { [HOOK_IMAGE]: goHook() },
       authConfig,
     });
     databaseUrl = await cluster.startPostgres();
@@ -266,6 +272,11 @@ describe('the release on real pods (make e2e-pods)', function () {
   /** Until the operator has written `what` (kubectl wait fails at once on an object not there yet). */
   async function written(namespace: string, what: string): Promise<void> {
     await eventually(`${what} written`, async () => (await cluster.kubectl(['-n', namespace, 'get', what])).code === 0, 120_000, 500);
+  }
+
+  /** kubectl apply of these objects, as one List. */
+  async function apply(...items: object[]): Promise<string> {
+    return cluster.k(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
   }
 
   /** The app Pod's APP_SCRIPT, run with kubectl exec. */
@@ -1065,7 +1076,7 @@ async function once() {
       await cluster.k(['create', 'namespace', QUICK_START_NAMESPACE]);
       const applied = await cluster.k(['apply', '-n', QUICK_START_NAMESPACE, '-f', projectPath('examples')]);
       expect(applied).to.include('box.boxauth.io/auth created').and.include('client.boxauth.io/orders created');
-      for (const kind of ['boxes', 'clients', 'accesspolicies', 'apps', 'identityproviders', 'webhooks']) {
+      for (const kind of ['boxes', 'clients', 'accesspolicies', 'apps', 'identityproviders', 'webhooks', 'hooks']) {
         await waitFor(QUICK_START_NAMESPACE, [kind, '--all'], 'condition=Ready');
       }
       await written(QUICK_START_NAMESPACE, 'deployment/auth');
@@ -1096,6 +1107,119 @@ async function once() {
       } finally {
         await forward.close();
       }
+    });
+  });
+
+  describe('a Hook whose code is a Service of the cluster (docs/guides/hooks.md)', function () {
+    it("adds the hook's claim to the app's token, and is Ready", async function () {
+      this.timeout(300_000);
+      // The team's hook: the Go hook in a Pod, serving HTTPS with a certificate for its Service's name,
+      // checking each call's signature with the secret the Hook names.
+      const tls = ca.issue('licence-hook', `/CN=licence-hook.${BOX_NAMESPACE}.svc`, `DNS:licence-hook.${BOX_NAMESPACE}.svc`);
+      await cluster.k([
+        '-n',
+        BOX_NAMESPACE,
+        'create',
+        'secret',
+        'tls',
+        'licence-hook-tls',
+        `--cert=${tls.certFile}`,
+        `--key=${tls.keyFile}`,
+      ]);
+      const signing = `whsec_${randomBytes(32).toString('base64')}`;
+      await cluster.k(['-n', BOX_NAMESPACE, 'create', 'secret', 'generic', 'licence-hook', `--from-literal=signing-secret=${signing}`]);
+      await apply(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'licence-hook', namespace: BOX_NAMESPACE, labels: { app: 'licence-hook' } },
+          spec: {
+            securityContext: { runAsNonRoot: true, runAsUser: 65534 },
+            containers: [
+              {
+                name: 'hook',
+                image: HOOK_IMAGE,
+                env: [
+                  { name: 'HOST', value: '0.0.0.0' },
+                  { name: 'PORT', value: '8443' },
+                  { name: 'CERT', value: '/tls/tls.crt' },
+                  { name: 'KEY', value: '/tls/tls.key' },
+                  { name: 'SECRET', valueFrom: { secretKeyRef: { name: 'licence-hook', key: 'signing-secret' } } },
+                ],
+                ports: [{ name: 'https', containerPort: 8443 }],
+                readinessProbe: { tcpSocket: { port: 'https' }, periodSeconds: 1 },
+                volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
+              },
+            ],
+            volumes: [{ name: 'tls', secret: { secretName: 'licence-hook-tls' } }],
+          },
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'licence-hook', namespace: BOX_NAMESPACE },
+          spec: { selector: { app: 'licence-hook' }, ports: [{ name: 'https', port: 443, targetPort: 'https' }] },
+        },
+      );
+      await waitFor(BOX_NAMESPACE, ['pod/licence-hook'], 'condition=Ready');
+      const before = await appRequest();
+      expect(before.status, JSON.stringify(before.body)).to.equal(200);
+      expect(claims(before.body.access_token as string)).to.not.have.property('licence');
+
+      // A Service's address is a private one: the box calls it once its allow-list says so (docs/operations/notices.md).
+      const hookIp = (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'service', 'licence-hook'])).spec.clusterIP as string;
+      const boxIp = (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'service', 'auth'])).spec.clusterIP as string;
+      const forward = await cluster.forward(`${boxIp}:80`);
+      const dispatcher = new Agent();
+      try {
+        const rootSecret = Buffer.from(
+          await cluster.k(['-n', BOX_NAMESPACE, 'get', 'secret', 'auth-root-client', '-o', 'jsonpath={.data.client-secret}']),
+          'base64',
+        ).toString('utf8');
+        const box = Box.remote(`http://127.0.0.1:${forward.port}`, dispatcher, rootSecret);
+        const allowed = await box.json('PUT', '/settings/notices', { allowed_addresses: [`${hookIp}/32`] }, await box.rootToken());
+        expect(allowed.status, allowed.text).to.equal(200);
+      } finally {
+        await forward.close();
+        await dispatcher.close();
+      }
+
+      // The guide's Hook: the Service by name, port and path, its CA, the signing secret's Secret.
+      await apply({
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Hook',
+        metadata: { name: 'licence', namespace: BOX_NAMESPACE },
+        spec: {
+          moments: ['tokenIssuing'],
+          service: { name: 'licence-hook', port: 443, path: '/claims' },
+          caBundle: Buffer.from(ca.pem).toString('base64'),
+          matchConditions: [{ name: 'shop-only', expression: "request.client.id == 'shop'" }],
+          secretRef: { name: 'licence-hook' },
+        },
+      });
+      await waitFor(BOX_NAMESPACE, ['hook/licence'], 'condition=Ready');
+      const status = (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'hook', 'licence'])).status;
+      expect(status.conditions.find((c: any) => c.type === 'Ready')).to.include({ status: 'True' });
+
+      // The box pods hear of the Hook through the change feed: the next tokens carry the hook's claim.
+      let last: Awaited<ReturnType<typeof appRequest>> | undefined;
+      const answer = await eventually(
+        "a token with the hook's claim",
+        async () => {
+          last = await appRequest();
+          return last.status === 200 && claims(last.body.access_token as string).licence === 'gold' && last;
+        },
+        60_000,
+        1000,
+      ).catch(async (err: Error) =>
+        expect.fail(`${err.message}; the last answer: ${JSON.stringify(last)}\n${await stateOf(BOX_NAMESPACE)}`),
+      );
+      const token = claims(answer.body.access_token as string);
+      expect(token).to.include({ licence: 'gold', hook_lang: 'go', iss: BOX_URL });
+      // What the hook may not state (docs/guides/hooks.md) is the box's.
+      expect(token.sub).to.not.equal('admin');
+      expect(token).to.not.have.property('email');
+      expect(answer.withToken, 'the token with the claim is still one the box takes').to.equal(403);
     });
   });
 

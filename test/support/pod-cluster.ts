@@ -27,9 +27,17 @@ export class PodCluster {
   /**
    * cluster-up.sh from an empty state dir (`wipe`, the default; else with what the last cluster-down
    * left there), importing these OCI archives into containerd; `authConfig`: the API server's
-   * AuthenticationConfiguration file (BOXAUTH_CLUSTER_AUTH_CONFIG).
+   * AuthenticationConfiguration file (BOXAUTH_CLUSTER_AUTH_CONFIG); `binaries`: image names, each to the static
+   * program that is its one file and entrypoint (CLUSTER_BINARY_IMAGES).
    */
-  static async start(options: { dir: string; port: number; images: string[]; authConfig?: string; wipe?: boolean }): Promise<PodCluster> {
+  static async start(options: {
+    dir: string;
+    port: number;
+    images: string[];
+    binaries?: Record<string, string>;
+    authConfig?: string;
+    wipe?: boolean;
+  }): Promise<PodCluster> {
     const env = {
       BOXAUTH_CLUSTER_DIR: options.dir,
       BOXAUTH_CLUSTER_PORT: String(options.port),
@@ -37,7 +45,14 @@ export class PodCluster {
     };
     if (options.wipe !== false) await run(projectPath('scripts', 'cluster-down.sh'), ['--wipe'], { env, timeoutMs: 120_000 });
     const r = await run(projectPath('scripts', 'cluster-up.sh'), [], {
-      env: { ...env, CLUSTER_IMAGES: options.images.join(' '), BOXAUTH_CLUSTER_AUTH_CONFIG: options.authConfig ?? '' },
+      env: {
+        ...env,
+        CLUSTER_IMAGES: options.images.join(' '),
+        CLUSTER_BINARY_IMAGES: Object.entries(options.binaries ?? {})
+          .map(([name, binary]) => `${name}=${binary}`)
+          .join(' '),
+        BOXAUTH_CLUSTER_AUTH_CONFIG: options.authConfig ?? '',
+      },
       timeoutMs: 60 * 60_000, // the node's binaries are built the first time (scripts/kube-build.sh --node)
     });
     const exported = /^export KUBECONFIG=(.+)$/m.exec(r.stdout);

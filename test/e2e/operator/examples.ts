@@ -37,6 +37,7 @@ export function describeExamples(): void {
         ['apps', '--all'],
         ['identityproviders', '--all'],
         ['webhooks', '--all'],
+        ['hooks', '--all'],
       ]) {
         await cluster.k(['wait', '--for=condition=Ready', ...what, '-n', NS, '--timeout=60s']);
       }
@@ -219,6 +220,21 @@ export function describeExamples(): void {
       expect(webhookSecret(factorKey, 'offboarding', row!.secret_sealed)).to.equal(
         'whsec_Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtY2hhbmdlLW1l',
       );
+    });
+
+    it('serves the Hook of examples/hook.yaml as written: disabled until its Service runs, its secret never shown', async function () {
+      expect(await suite.cluster.k(['get', 'hooks', '-n', NS])).to.match(/licence\s+\S*tokenIssuing\S*\s+Fail\s+True\s+Reconciled/);
+      const got = await api.json('GET', '/Hook/licence', undefined, rootToken);
+      expect(got.status, got.text).to.equal(200);
+      expect(got.body).to.deep.include({
+        resourceType: 'Hook',
+        id: 'licence',
+        moments: ['tokenIssuing', 'idTokenIssuing'],
+        service: { name: 'licence-hook', port: 443, path: '/token' },
+        disabled: true,
+      });
+      expect(got.body.meta.managedBy).to.equal('Hook team-a/licence');
+      expect(JSON.stringify(got.body)).to.not.include('whsec_');
     });
 
     it('makes the REST API refuse changes to a record a resource manages, naming the resource', async function () {

@@ -1,6 +1,6 @@
 // A hook of boxauth's (docs/guides/hooks.md) for the tests, in Go's standard library only: the
-// same as ../hook_server.py. HTTPS (CERT, KEY) on 127.0.0.1:PORT (0: any; the first line out is
-// "listening <port>"); each POST checked as a Standard Webhooks receiver does (webhook-id,
+// same as ../hook_server.py. HTTPS (CERT, KEY) on HOST (127.0.0.1 unless set; 0.0.0.0 in a Pod
+// behind a Service):PORT (0: any; the first line out is "listening <port>"); each POST checked as a Standard Webhooks receiver does (webhook-id,
 // webhook-timestamp within five minutes, webhook-signature: HMAC-SHA256 of "id.timestamp.body"
 // under SECRET), an id seen before refused as a replay (401); the answer by the path.
 package main
@@ -167,7 +167,11 @@ func main() {
 		}
 		answer(w, r.URL.Path, c)
 	})
-	listener, err := net.Listen("tcp", "127.0.0.1:"+os.Getenv("PORT"))
+	host := os.Getenv("HOST")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	listener, err := net.Listen("tcp", net.JoinHostPort(host, os.Getenv("PORT")))
 	if err != nil {
 		panic(err)
 	}
