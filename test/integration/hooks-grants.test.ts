@@ -62,16 +62,20 @@ describe('hooks at the device grant, token exchange and the implicit flow', func
     expect(res.status, res.text).to.be.oneOf([200, 201]);
   }
 
-  /** The answer to a device's poll once ada has allowed it in her browser. */
-  async function deviceTokens(): Promise<{ status: number; body: Record<string, string> }> {
+  /** The answer to a device's poll once ada has allowed it in her browser; `beforeAllowed` is told of a poll before. */
+  async function deviceTokens(
+    beforeAllowed?: (poll: { status: number; body: Record<string, string> }) => Promise<void>,
+  ): Promise<{ status: number; body: Record<string, string> }> {
     const asked = (await box.form('/auth/device', { client_id: 'tv', scope: 'openid email' })).body;
+    const poll = () => box.form('/auth/token', { grant_type: DEVICE, client_id: 'tv', device_code: asked.device_code });
+    if (beforeAllowed) await beforeAllowed(await poll());
     const browser = new FormAgent(box);
     expect((await browser.signIn('ada@example.com', 'a-good-password')).status).to.equal(303);
     const page = await browser.get(`/auth/device/verify?user_code=${asked.user_code}`);
     expect((await browser.post('/auth/device/verify', { ...hiddenFields(page.text), decision: 'allow' })).text).to.include(
       'Device connected',
     );
-    return box.form('/auth/token', { grant_type: DEVICE, client_id: 'tv', device_code: asked.device_code });
+    return poll();
   }
 
   /** web exchanges a token ada's sign-in gave it for one at orders (impersonation). */
@@ -118,9 +122,14 @@ describe('hooks at the device grant, token exchange and the implicit flow', func
     expect(asked.grant.type).to.equal(DEVICE);
   });
 
-  it('device grant: a hook that refuses refuses the poll, access_denied (RFC 8628 §3.5), in its words', async function () {
+  it('device grant: a pending poll asks no hook; once allowed, a hook that refuses refuses, access_denied (RFC 8628 §3.5)', async function () {
     await putHook(`${go.url}/refuse`);
-    const res = await deviceTokens();
+    const calls = (await go.seen()).length;
+    const res = await deviceTokens(async (pending) => {
+      // Nobody decided yet: the device is told to wait (it polls at its pace), not refused for nobody.
+      expect(pending.body.error).to.equal('authorization_pending');
+      expect((await go.seen()).length).to.equal(calls);
+    });
     expect(res.status).to.equal(400);
     expect(res.body.error).to.equal('access_denied');
     expect(res.body.error_description).to.include('the licence of this team has expired');
