@@ -156,6 +156,7 @@ async function issue(
     async () =>
       grant.prospect ? grant.prospect(svc, params, client.resource) : { userId: null, scope: null, audience: null, details: null },
     grant.hookRefusal,
+    { access: true, id: grant.issuesIdTokens !== false },
   );
   return grant.handle({
     svc,

@@ -78,9 +78,9 @@ describe('hooks at the device grant, token exchange and the implicit flow', func
     return poll();
   }
 
-  /** web exchanges a token ada's sign-in gave it for one at orders (impersonation). */
-  async function exchanged(): Promise<{ status: number; body: Record<string, string> }> {
-    const subject = await userToken(box, adaId, 'web', undefined, 'orders:read');
+  /** web exchanges a token ada's sign-in gave it (of `scope`) for one at orders (impersonation). */
+  async function exchanged(scope = 'orders:read'): Promise<{ status: number; body: Record<string, string> }> {
+    const subject = await userToken(box, adaId, 'web', undefined, scope);
     return box.form(
       '/auth/token',
       { grant_type: EXCHANGE, subject_token: subject, subject_token_type: ACCESS_TOKEN, audience: ORDERS },
@@ -153,6 +153,15 @@ describe('hooks at the device grant, token exchange and the implicit flow', func
     expect(res.status).to.equal(400);
     expect(res.body.error).to.equal('invalid_request');
     expect(res.body.error_description).to.include('the licence of this team has expired');
+  });
+
+  it('token exchange issues no ID token: a hook of idTokenIssuing is not asked, even with openid', async function () {
+    await putHook(`${go.url}/refuse`, ['idTokenIssuing']);
+    const calls = (await go.seen()).length;
+    const res = await exchanged('orders:read openid');
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body).to.not.have.property('id_token');
+    expect((await go.seen()).length).to.equal(calls);
   });
 
   it('implicit flow: the access token and the ID token of /auth/authorize carry the hook’s claims', async function () {

@@ -166,6 +166,8 @@ export interface Grant {
   prospect?(svc: GrantServices, params: Params, client: Client): Promise<Prospect | undefined>;
   /** The error a Hook's refusal is at this grant (access_denied unless its RFC names another). */
   hookRefusal?: EndpointErrorCode;
+  /** false: the grant issues no ID token (token exchange), so no Hook of idTokenIssuing is asked. */
+  issuesIdTokens?: boolean;
   handle(ctx: GrantContext): Promise<Issued>;
 }
 

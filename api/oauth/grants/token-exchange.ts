@@ -70,6 +70,8 @@ export const tokenExchange: Grant = {
   permits: listedInGrantTypes(TOKEN_EXCHANGE),
   // RFC 8693 §2.2.2: a subject token "unacceptable based on policy" is invalid_request; a Hook is the box's policy too.
   hookRefusal: 'invalid_request',
+  // It issues access tokens and Txn-Tokens, never an ID token (ISSUED).
+  issuesIdTokens: false,
 
   /**
    * The person the subject token speaks for (none for another issuer's token), the scope and the
