@@ -33,7 +33,7 @@ export const OAUTH_ERRORS = {
   access_denied: { endpoint: 400, redirect: true, resource: 403, spec: 'RFC 6749 §4.1.2.1; RFC 8628 §3.5' },
   // A bug, wherever it happens (api/http/errors.ts), never redirected; a busy box (the secrets' queue, a full process).
   server_error: { endpoint: 500, resource: 500, spec: 'RFC 6749 §4.1.2.1' },
-  temporarily_unavailable: { endpoint: 503, resource: 503, spec: 'RFC 6749 §4.1.2.1' },
+  temporarily_unavailable: { endpoint: 503, redirect: true, resource: 503, spec: 'RFC 6749 §4.1.2.1' },
   // RFC 8707 §2: a resource the client may not ask for, or that is not an absolute URI.
   invalid_target: { endpoint: 400, redirect: true, spec: 'RFC 8707 §2; RFC 8693 §2.2.2' },
   // RFC 8628 §3.5: the device grant's answers while a person has not decided.

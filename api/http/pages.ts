@@ -11,6 +11,7 @@ import { logoSource, NO_BRANDING, type Branding } from '../branding.js';
 import { PLAIN_LOOK, type Look, type Page } from '../ui/frame.js';
 import { pickLanguage, words, type Text } from '../ui/language.js';
 import { messagePage, signInPage } from '../ui/pages.js';
+import { FAILED_MESSAGE } from '../hooks/moments.js';
 import { browserTokens, csrfToken, type BrowserServices } from './browser-session.js';
 
 /**
@@ -158,4 +159,18 @@ export async function signInForm(
 /** A form that did not come from this browser's page (its CSRF token), or is too old. */
 export function invalidForm(svc: BrowserServices, res: Response): void {
   renderPage(res, 403, messagePage(svc.config.box, words('form.expired'), words('form.expiredMessage')));
+}
+
+/**
+ * A Hook's refusal as a page shows it: words a third party chose, so quoted and said to come from
+ * the organisation's check (never as the box's own), escaped as every value of the catalogue is,
+ * and no longer than an answer may carry them (api/hooks/moments.ts, 512 characters). A failed call
+ * of a Hook whose failurePolicy is Fail is the box's own words (FAILED_MESSAGE): said as they are.
+ */
+export const hookWords = (message: string): Text => (message === FAILED_MESSAGE ? message : words('hook.said', { message }));
+
+/** hookWords as plain text in the request's language, for a script that shows it as text (the passkey button's, textContent). */
+export function hookWordsPlain(req: Pick<Request, 'headers'>, message: string): string {
+  if (message === FAILED_MESSAGE) return message;
+  return pickLanguage(req.headers['accept-language']).messages['hook.said'].replace('{message}', () => message);
 }

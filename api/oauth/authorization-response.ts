@@ -24,6 +24,9 @@ import { pushedRequestGone } from './par.js';
 import { shapedClaimsFor } from './shaped-claims.js';
 import { mint, tokenHash } from '../credentials/tokens.js';
 import { codeLifetimeSeconds } from './fapi2.js';
+import { hookedClaims, withHooked, type TokenHookServices } from './token-hooks.js';
+import type { HookedClaims } from './grants/grant.js';
+import { OAuthError } from '../credentials/errors.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -39,8 +42,12 @@ interface Needs {
   users: RecordCache<PrincipalUser>;
 }
 
-/** What issuing the response needs: the store, the keys that sign, the metrics and the audit of what it issues. */
-export type AuthorizationResponseServices = Pick<Needs, 'audit' | 'config' | 'subjects' | 'keyring' | 'log' | 'metrics' | 'pool' | 'users'>;
+/** What issuing the response needs: the store, the keys that sign, the metrics and the audit of what it issues, the Hooks. */
+export type AuthorizationResponseServices = Pick<
+  Needs,
+  'audit' | 'config' | 'subjects' | 'keyring' | 'log' | 'metrics' | 'pool' | 'users'
+> &
+  TokenHookServices;
 
 /**
  * Everything issuing the response does to the database (fosite's storage interfaces: a flow states
@@ -82,8 +89,35 @@ export async function grantAuthorization(
   user: UserRow,
   browser: BrowserSession,
 ): Promise<ClientAnswer | PageProblem> {
-  const issued = await store.whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
+  // The implicit kinds' tokens: the Hooks of tokenIssuing and idTokenIssuing are asked before the
+  // transaction, as at the token endpoint (a code's tokens are asked about there).
+  let hooked: HookedClaims | undefined;
+  try {
+    hooked = await implicitHooked(svc, req, user, browser);
+  } catch (err) {
+    if (!(err instanceof OAuthError)) throw err;
+    // Back to the client (RFC 6749 §4.2.2.1), which may show the description on a page of its own: the
+    // hook's words as errorFields lets them travel (printable ASCII), and no markup (< > & percent-encoded).
+    const code = err.code === 'temporarily_unavailable' ? 'temporarily_unavailable' : 'access_denied';
+    return errorAnswer(svc.config.baseUrl, req, code, err.message.replace(/[<>&]/g, encodeURIComponent));
+  }
+  const issued = await store.whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser, hooked));
   return issued ?? errorAnswer(svc.config.baseUrl, req, 'access_denied', 'the sign-in ended before the request was granted');
+}
+
+/** What the Hooks add to an implicit answer's tokens (nothing for a code): throws their refusal as an OAuthError. */
+async function implicitHooked(
+  svc: AuthorizationResponseServices,
+  req: AuthorizationRequest,
+  user: UserRow,
+  browser: BrowserSession,
+): Promise<HookedClaims | undefined> {
+  if (req.responseType === 'code') return undefined;
+  const grant = { userId: user.id, scope: req.scope ?? null, audience: req.audience ?? null, details: browserDetails(browser, req.claims) };
+  return hookedClaims(svc, 'authorization', req.client.resource, async () => grant, 'access_denied', {
+    access: req.responseType !== 'id_token',
+    id: req.responseType.startsWith('id_token'),
+  });
 }
 
 async function issue(
@@ -92,6 +126,7 @@ async function issue(
   req: AuthorizationRequest,
   user: UserRow,
   browser: BrowserSession,
+  hooked: HookedClaims | undefined,
 ): Promise<ClientAnswer | PageProblem> {
   const client = req.client.resource;
   // A pushed request is answered once: it is deleted in the transaction that issues, and of requests
@@ -141,7 +176,7 @@ async function issue(
         audience: req.audience ?? null,
         refresh: false,
         details,
-        shaped,
+        shaped: withHooked(hooked?.access, shaped),
         personSub: subjectFor(svc.subjects, client, user),
       },
       svc.config.baseUrl,
@@ -175,7 +210,7 @@ async function issue(
       authTime: browser.authTime,
       amr: browser.amr,
       sid: browser.sid,
-      shaped,
+      shaped: withHooked(hooked?.id, shaped),
       ...(accessToken ? { accessToken } : {}),
       now,
     });

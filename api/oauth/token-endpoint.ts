@@ -149,8 +149,14 @@ async function issue(
   const dpop = await proofOf(svc, request, client, certificate !== undefined);
   const unproven = namedOnly(presented) && confidential(client);
   // The Hooks are asked before the grant's transaction: no connection waits for them.
-  const hooked = await hookedClaims(svc, grant.type, client.resource, async () =>
-    grant.prospect ? grant.prospect(svc, params, client.resource) : { userId: null, scope: null, audience: null, details: null },
+  const hooked = await hookedClaims(
+    svc,
+    grant.type,
+    client.resource,
+    async () =>
+      grant.prospect ? grant.prospect(svc, params, client.resource) : { userId: null, scope: null, audience: null, details: null },
+    grant.hookRefusal,
+    { access: true, id: grant.issuesIdTokens !== false },
   );
   return grant.handle({
     svc,

@@ -1,11 +1,14 @@
 // The box's Hooks at the token endpoint (api/hooks/): tokenIssuing before an access token,
 // idTokenIssuing before an ID token. Asked once the client is authenticated and before the grant's
 // transaction, over what the grant is about to issue (Grant.prospect: read without a lock), so that
-// no database connection waits for a hook; the grant then writes what the verdict allows. What a
-// hook adds is held to the rules of an admin's shaped claims (never one the box alone states); a
-// refusal is access_denied with the hook's message, a failed call of a Hook whose failurePolicy is
-// Fail temporarily_unavailable (503): never a 500.
-import { OAuthError, resourceError } from '../credentials/errors.js';
+// no database connection waits for a hook; the grant then writes what the verdict allows. The
+// implicit kinds of the authorization endpoint (./authorization-response.ts) ask the same, before
+// their transaction. What a hook adds is held to the rules of an admin's shaped claims (never one
+// the box alone states); a refusal is access_denied with the hook's message (the grant may name
+// another code: Grant.hookRefusal), a failed call of a Hook whose failurePolicy is Fail
+// temporarily_unavailable (503): never a 500. The message travels only through errorFields
+// (api/errors.ts describable): printable ASCII, at most the 512 characters an answer may carry.
+import { OAuthError, resourceError, type EndpointErrorCode } from '../credentials/errors.js';
 import type { HookCaller } from '../hooks/caller.js';
 import type { HookRequest, Moment, Verdict } from '../hooks/moments.js';
 import { requestUser } from '../policy/requests.js';
@@ -17,25 +20,41 @@ import { scopesOf } from '../credentials/scopes.js';
 /** What asking the Hooks uses. */
 export type TokenHookServices = Pick<GrantServices, 'users'> & { hooks: HookCaller };
 
-/** The refusal a verdict is at the token endpoint, or undefined when it allows. */
-export function tokenRefusal(verdict: Verdict): OAuthError | undefined {
+/** What a hook's refusal says: which hook refused, in its words. */
+export const refusedByHook = (verdict: { hook: string; message: string }): string =>
+  `refused by hook "${verdict.hook}": ${verdict.message}`;
+
+/** The refusal a verdict is at the token endpoint (`code` for a hook's no), or undefined when it allows. */
+export function tokenRefusal(verdict: Verdict, code: EndpointErrorCode = 'access_denied'): OAuthError | undefined {
   if (verdict.allowed) return undefined;
   if (verdict.failed) return new OAuthError('temporarily_unavailable', verdict.message);
-  return new OAuthError('access_denied', `refused by hook "${verdict.hook}": ${verdict.message}`);
+  return new OAuthError(code, refusedByHook(verdict));
+}
+
+/** Which tokens a request issues: an access token (tokenIssuing), an ID token with scope openid (idTokenIssuing). */
+export interface Issues {
+  access: boolean;
+  id: boolean;
 }
 
 /**
  * Asks the Hooks of tokenIssuing (and, with scope openid, of idTokenIssuing) about `prospect`,
- * at once; throws the refusal, or answers what each token gets. Nothing (and no read) when the box
- * has no Hook at either moment.
+ * at once; throws the refusal (`refusal` for a hook's no), or answers what each token gets.
+ * Nothing (and no read) when the box has no Hook at either moment. `issues`: which of the two
+ * tokens the request issues (the token endpoint: an access token always, an ID token with openid).
  */
 export async function hookedClaims(
   svc: TokenHookServices,
   grantType: string,
   client: Client,
   prospect: () => Promise<Prospect | undefined>,
+  refusal: EndpointErrorCode = 'access_denied',
+  issues: Issues = { access: true, id: true },
 ): Promise<HookedClaims | undefined> {
-  const [access, id] = await Promise.all([svc.hooks.asksAt('tokenIssuing'), svc.hooks.asksAt('idTokenIssuing')]);
+  const [access, id] = await Promise.all([
+    issues.access && svc.hooks.asksAt('tokenIssuing'),
+    issues.id && svc.hooks.asksAt('idTokenIssuing'),
+  ]);
   if (!access && !id) return undefined;
   const grant = await prospect();
   if (!grant) return undefined; // the grant refuses anyway (an unknown code): it says why
@@ -53,8 +72,8 @@ export async function hookedClaims(
     ask('idTokenIssuing', id && person !== undefined && scopesOf(grant.scope).includes('openid')),
   ]);
   for (const verdict of [forAccess, forId]) {
-    const refusal = verdict && tokenRefusal(verdict);
-    if (refusal) throw refusal;
+    const refused = verdict && tokenRefusal(verdict, refusal);
+    if (refused) throw refused;
   }
   const claimsOf = (v: Verdict | undefined): Record<string, unknown> => (v?.allowed ? v.claims : {});
   return { access: claimsOf(forAccess), id: claimsOf(forId) };
@@ -95,13 +114,14 @@ export async function userinfoHooked(
   );
   if (verdict.allowed) return verdict.claims;
   if (verdict.failed) throw resourceError('temporarily_unavailable', verdict.message);
-  throw resourceError('access_denied', `refused by hook "${verdict.hook}": ${verdict.message}`);
+  throw resourceError('access_denied', refusedByHook(verdict));
 }
 
 /**
  * What the Hooks of samlAssertionIssuing add to the assertion a SAML app gets of `userId` (its
  * attributes, each a claim's values), asked before the assertion is made and its sign-in recorded;
- * or the refusal, in the hook's words (failed: a failed call of a Hook whose failurePolicy is Fail).
+ * or the refusal, in the hook's words for the page to say as the hook's (failed: a failed call of a
+ * Hook whose failurePolicy is Fail, FAILED_MESSAGE).
  */
 export async function assertionHooked(
   svc: TokenHookServices,
@@ -122,5 +142,5 @@ export async function assertionHooked(
     { client: clientId, user: String(userId) },
   );
   if (verdict.allowed) return { claims: verdict.claims };
-  return { refused: verdict.failed ? verdict.message : `refused by hook "${verdict.hook}": ${verdict.message}`, failed: verdict.failed };
+  return { refused: verdict.message, failed: verdict.failed };
 }

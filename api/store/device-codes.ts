@@ -70,7 +70,20 @@ export async function deviceCodeClient(db: Queryable, hash: Buffer): Promise<str
 
 /** The code a device polls with, locked for the rest of the transaction. */
 export async function findDeviceCodeForUpdate(db: Queryable, hash: Buffer): Promise<DeviceCode | undefined> {
-  const { rows } = await db.query<DbRow>('SELECT * FROM device_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
+  return findDeviceCode(db, hash, true);
+}
+
+/**
+ * The code as it is now, without a lock: what a poll is about to issue, read before its
+ * transaction (the box's Hooks are asked about it, api/oauth/token-hooks.ts); the poll reads it
+ * again under its lock.
+ */
+export async function peekDeviceCode(db: Queryable, hash: Buffer): Promise<DeviceCode | undefined> {
+  return findDeviceCode(db, hash, false);
+}
+
+async function findDeviceCode(db: Queryable, hash: Buffer, lock: boolean): Promise<DeviceCode | undefined> {
+  const { rows } = await db.query<DbRow>(`SELECT * FROM device_codes WHERE code_hash = $1${lock ? ' FOR UPDATE' : ''}`, [hash]);
   return rows[0] && fromDb(rows[0]);
 }
 

@@ -1,7 +1,19 @@
 // The admin UI's tabs of the box's records (docs/guides/admin-console.md): Clients, Access
-// policies and Apps, their buttons and panels in the page of ./admin.ts. Their scripts are
-// ./browser/clients.ts, ./browser/policies.ts and ./browser/apps.ts.
+// policies, Apps and Hooks, their buttons and panels in the page of ./admin.ts. Their scripts are
+// ./browser/clients.ts, ./browser/policies.ts, ./browser/apps.ts and ./browser/hooks.ts.
 import { html, type Html } from './html.js';
+
+/** The moments a Hook may be asked at (crds/hook.yaml), as the Hooks tab's boxes say them. */
+const MOMENTS: [string, string][] = [
+  ['signingIn', 'Signing in'],
+  ['personCreating', 'A person made'],
+  ['tokenIssuing', 'An access token'],
+  ['idTokenIssuing', 'An ID token'],
+  ['userinfoAnswering', 'A UserInfo answer'],
+  ['samlAssertionIssuing', 'A SAML assertion'],
+  // Never "password" in the label: the page's Password fields are found by their label.
+  ['passwordImport', 'An old system’s check of a sign-in'],
+];
 
 const GRANT_TYPES: [string, string][] = [
   ['client_credentials', 'Client credentials'],
@@ -15,7 +27,8 @@ const GRANT_TYPES: [string, string][] = [
 export const boxTabButtons: Html = html`
       <button type="button" role="tab" id="tab-clients" aria-controls="panel-clients" aria-selected="false" tabindex="-1">Clients</button>
       <button type="button" role="tab" id="tab-policies" aria-controls="panel-policies" aria-selected="false" tabindex="-1">Access policies</button>
-      <button type="button" role="tab" id="tab-apps" aria-controls="panel-apps" aria-selected="false" tabindex="-1">Apps</button>`;
+      <button type="button" role="tab" id="tab-apps" aria-controls="panel-apps" aria-selected="false" tabindex="-1">Apps</button>
+      <button type="button" role="tab" id="tab-hooks" aria-controls="panel-hooks" aria-selected="false" tabindex="-1">Hooks</button>`;
 
 const clientsPanel = html`
     <section role="tabpanel" id="panel-clients" aria-labelledby="tab-clients" hidden>
@@ -157,6 +170,38 @@ const appsPanel = html`
       </div>
     </section>`;
 
+const hooksPanel = html`
+    <section role="tabpanel" id="panel-hooks" aria-labelledby="tab-hooks" hidden>
+      <div class="toolbar">
+        <label for="hooks-filter">Filter</label>
+        <input type="search" id="hooks-filter" autocomplete="off" placeholder="part of a name">
+        <button type="button" id="hooks-new">New hook</button>
+      </div>
+      <p class="error" id="hooks-error" role="alert"></p>
+      <div class="split">
+        <ul id="hooks-list" class="records" aria-label="Hooks"></ul>
+        <form id="hook-form" class="editor" novalidate>
+          <h2 id="hook-form-title">New hook</h2>
+          <p class="notice" id="hook-managed" hidden></p>
+          <fieldset class="field" id="hook-fields">
+            <div class="field"><label for="hook-id">Name</label><input id="hook-id" name="id" type="text" autocomplete="off"><p class="error" id="hook-id-error" role="alert"></p></div>
+            <div class="field"><label for="hook-description">Description</label><textarea id="hook-description" name="description" rows="2"></textarea><p class="error" id="hook-description-error" role="alert"></p></div>
+            <fieldset class="field" id="hook-moments"><legend>Asked at</legend>${MOMENTS.map(
+              ([value, label]) =>
+                html`<label class="check" title="${value}"><input type="checkbox" name="moments" value="${value}"> ${label}</label>`,
+            )}<p class="hint">Each box is a moment of the Hook resource (its name shows when pointed at).</p><p class="error" id="hook-moments-error" role="alert"></p></fieldset>
+            <div class="field"><label for="hook-url">URL</label><input id="hook-url" name="url" type="text" inputmode="url" autocomplete="off" placeholder="https://hooks.example/token" aria-describedby="hook-url-hint"><p class="hint" id="hook-url-hint">An https URL; or leave it empty and name a Service of the cluster in Settings (service).</p><p class="error" id="hook-url-error" role="alert"></p></div>
+            <div class="field"><label for="hook-failurePolicy">Failure policy</label><select id="hook-failurePolicy" name="failurePolicy"><option value="Fail">Fail: the moment is refused</option><option value="Ignore">Ignore: it goes on</option></select><p class="error" id="hook-failurePolicy-error" role="alert"></p></div>
+            <div class="field"><label for="hook-settings">Settings</label><textarea id="hook-settings" name="settings" rows="8" spellcheck="false" placeholder='{"timeoutSeconds": 2, "boxToken": true, "matchConditions": [{"name": "people", "expression": "has(request.user)"}]}' aria-describedby="hook-settings-hint"></textarea><p class="hint" id="hook-settings-hint">The rest of the record, as JSON: service, caBundle, matchConditions, timeoutSeconds, maxInFlight, boxToken… (the Hook resource's fields).</p><p class="error" id="hook-settings-error" role="alert"></p></div>
+            <div class="field"><label for="hook-secret">Signing secret</label><input id="hook-secret" name="secret" type="password" autocomplete="off" spellcheck="false" placeholder="whsec_…" aria-describedby="hook-secret-hint"><p class="hint" id="hook-secret-hint">A Standard Webhooks secret (whsec_ and base64). Never shown: empty keeps the one the box holds.</p><p class="error" id="hook-secret-error" role="alert"></p></div>
+            <p class="error" id="hook-form-error" role="alert"></p>
+            <div class="actions"><button type="submit">Save</button><button type="button" id="hook-delete" class="danger" disabled>Delete</button></div>
+          </fieldset>
+        </form>
+      </div>
+    </section>`;
+
 export const boxTabPanels: Html = html`${clientsPanel}
 ${policiesPanel}
-${appsPanel}`;
+${appsPanel}
+${hooksPanel}`;

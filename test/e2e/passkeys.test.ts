@@ -2,7 +2,8 @@
 // authenticator: ctap2, internal, resident keys, user verification): a person signs in with a
 // password, adds a passkey on /auth/account/passkeys, signs out, and signs in with the passkey alone
 // (the button, and the email field's autofill), and as the second factor after a password.
-// What the sign-in proved is read from the ID token a client gets.
+// What the sign-in proved is read from the ID token a client gets. A Hook that refuses a passkey's
+// sign-in (signingIn, docs/guides/hooks.md): its words on the button's line, as text.
 //
 // WebAuthn wants a domain for the relying party id (not an address) and a secure context: the
 // box is https://localhost:<port> with a certificate of the test's CA, which Chromium is told
@@ -10,11 +11,13 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { randomBytes } from 'node:crypto';
 import { Box } from '../support/box.js';
+import { HookServer } from '../support/hook-servers.js';
 import { addVirtualAuthenticator, CHROMIUM, screenshot, withoutPasskeyAutofill, type VirtualAuthenticator } from '../support/browser.js';
 import { codeClient, type CodeClient } from '../support/code-client.js';
 import { freePort } from '../support/ports.js';
-import { testCa } from '../support/tls.js';
+import { testCa, type TestCa } from '../support/tls.js';
 
 const ANN = { email: 'ann@example.com', password: 'ann-password-1' };
 
@@ -28,9 +31,10 @@ describe('passkeys in Chromium (virtual authenticator)', function () {
   let authenticator: VirtualAuthenticator;
   let client: http.Server;
   let rp: CodeClient;
+  let ca: TestCa;
 
   before(async function () {
-    const ca = testCa();
+    ca = testCa();
     const port = await freePort();
     // The client's callback: a page, so that the browser has somewhere to land.
     const clientPort = await freePort();
@@ -38,7 +42,11 @@ describe('passkeys in Chromium (virtual authenticator)', function () {
     await new Promise<void>((resolve) => client.listen(clientPort, '127.0.0.1', resolve));
     origin = `https://localhost:${port}`;
     [box, browser] = await Promise.all([
-      Box.start({ port, tls: { ...ca.issue('box'), dispatcher: ca.dispatcher }, env: { BOXAUTH_BASE_URL: origin } }),
+      Box.start({
+        port,
+        tls: { ...ca.issue('box'), dispatcher: ca.dispatcher },
+        env: { BOXAUTH_BASE_URL: origin, BOXAUTH_NOTICE_ALLOWED_ADDRESSES: '127.0.0.1/32' },
+      }),
       chromium.launch({
         executablePath: CHROMIUM,
         args: ['--no-sandbox', '--disable-gpu', '--ignore-certificate-errors', '--disable-dev-shm-usage'],
@@ -122,5 +130,29 @@ describe('passkeys in Chromium (virtual authenticator)', function () {
     const claims = await idToken(() => page.getByRole('button', { name: 'Use a passkey' }).click());
     expect(claims.amr).to.deep.equal(['pwd', 'hwk', 'user', 'mfa']);
     expect(claims.acr).to.equal('phr');
+  });
+
+  it("a hook that refuses the sign-in: the button's line says the hook's words, as text, and nobody is signed in", async function () {
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const hook = await HookServer.start('python', secret, ca);
+    const root = await box.rootToken();
+    try {
+      const body = { moments: ['signingIn'], url: `${hook.url}/refuse-markup`, caBundle: Buffer.from(ca.pem).toString('base64'), secret };
+      expect((await box.json('PUT', '/Hook/risk', body, root)).status).to.equal(201);
+      await signOut();
+      await page.goto(authorizeUrl());
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      const line = page.locator('#passkey-error');
+      await line.getByText('A check your organisation runs refused this').waitFor();
+      expect(await line.textContent()).to.equal(
+        'A check your organisation runs refused this. It says: “<img src=x onerror=alert(1)> "no licence" — über”',
+      );
+      expect(await page.locator('#passkey-error img').count(), 'no markup of the hook').to.equal(0);
+      await screenshot(page, 'sign-in-passkey-hook-refused');
+      expect((await page.request.get(`${origin}/auth/account`, { maxRedirects: 0 })).status()).to.equal(303);
+    } finally {
+      await box.json('DELETE', '/Hook/risk', undefined, root);
+      await hook.kill();
+    }
   });
 });

@@ -47,6 +47,9 @@ def answer(path, call):
                                                           "email": req.get("user", {}).get("email"), "client": req.get("client", {}).get("id")}}}
     if kind == "refuse":
         return 200, {"allowed": False, "message": "the licence of this team has expired"}
+    if kind == "refuse-markup":
+        # Words a hook chose, with markup and what an error_description may not carry: shown as text, never as HTML.
+        return 200, {"allowed": False, "message": '<img src=x onerror=alert(1)> "no licence" \u2014 \u00fcber'}
     if kind == "slow":
         time.sleep(int(arg) / 1000)
         return 200, {"allowed": True, "claims": {"slow": True}}

@@ -189,16 +189,15 @@ describe("hooks at an upstream provider's first sign-in: personCreating", functi
     expect(vias).to.deep.equal(['upstream', 'upstream']);
   });
 
-  it('signingIn: a sign-in through the provider the hook refuses signs nobody in, and the sign-in page says so', async function () {
+  it('signingIn: a sign-in through the provider the hook refuses signs nobody in, and says so in the hook’s words', async function () {
     const root = await a.rootToken();
     const body = { moments: ['signingIn'], url: `${python.url}/refuse`, caBundle: Buffer.from(caPem).toString('base64'), secret };
     expect((await a.json('PUT', '/Hook/h', body, root)).status).to.equal(200);
     const browser = new TwoHostBrowser(a, b);
     const answer = await browser.signIn('corp', 'dan@example.com', 'a-good-password');
-    expect(answer.status).to.equal(303);
-    const location = answer.headers.get('location')!;
-    expect(location).to.include('/auth/sign-in').and.include('reason=refused');
-    expect((await browser.atA.get(location)).text).to.include('This sign-in was refused');
+    // Where the provider's answer arrives: the hook's words, as the organisation's check's.
+    expect(answer.status).to.equal(403);
+    expect(answer.text).to.include('A check your organisation runs refused this').and.include('the licence of this team has expired');
     expect((await browser.atA.get('/auth/account')).status).to.equal(303);
     const [call] = (await python.seen()).filter((s) => s.moment === 'signingIn').slice(-1);
     expect(JSON.parse(call!.body).request.signIn.way).to.equal('upstream');

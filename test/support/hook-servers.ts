@@ -2,7 +2,7 @@
 // gives examples in: test/hooks/hook_server.py (Python's standard library) and test/hooks/go
 // (Go's). Each serves HTTPS with a certificate of the test's CA, checks every call's Standard
 // Webhooks signature (401 for one unsigned, stale, forged or replayed) and answers by its path
-// (/claims, /refuse, /slow/<ms>, /hang, /garbage, /redirect/<port>, /stepup, /person, /password/<p>);
+// (/claims, /refuse, /refuse-markup (Python's), /slow/<ms>, /hang, /garbage, /redirect/<port>, /stepup, /person, /password/<p>);
 // GET / lists what it got.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

@@ -38,7 +38,7 @@ import {
   type BrowserServices,
 } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
-import { accountHolder, renderPage } from '../pages.js';
+import { accountHolder, hookWordsPlain, renderPage } from '../pages.js';
 import { acrParam, stepToken, whereNext } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 import { safeReturnTo } from './sign-in.js';
@@ -114,6 +114,8 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
       return refuse(res, 401, 'That passkey was not accepted. Try again, or sign in another way.');
     const went = answer.proven;
     if (went === 'ended') return refuse(res, 409, 'This sign-in has expired. Sign in again.');
+    // A Hook refused the sign-in (signingIn): its words, which the script shows as text on the page.
+    if (went.refused !== undefined) return refuse(res, 403, hookWordsPlain(req, went.refused));
     goOnAsJson(res, went, target);
   });
 

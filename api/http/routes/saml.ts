@@ -47,14 +47,14 @@ import { SamlRefusal } from '../../saml/xml.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client, PrincipalUser } from '../../types.js';
 import { formPostPage, FORM_POST_SCRIPT_SOURCE } from '../../ui/form-post-page.js';
-import { words } from '../../ui/language.js';
+import { words, type Text } from '../../ui/language.js';
 import { consentPage, messagePage } from '../../ui/pages.js';
 import type { Logger } from '../../log.js';
 import { pageForm } from '../body.js';
 import { browserPage } from '../browser-pages.js';
 import { browserId, csrfToken, csrfValid, presentedBrowserId } from '../browser-session.js';
 import { sendLogoutStep, signOutThroughApps, type SignOutServices } from '../saml-logout.js';
-import { renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
+import { hookWords, renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { stepUp } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 
@@ -124,7 +124,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
   const box = svc.config.box;
   const issuer = svc.config.baseUrl;
 
-  const refusalPage = (res: Response, status: number, reason: string): void =>
+  const refusalPage = (res: Response, status: number, reason: Text): void =>
     renderPage(res, status, messagePage(box, 'This sign-in cannot go on', reason));
 
   /** The MAC of a checked request for this browser: what keeps it whole through the sign-in. */
@@ -290,7 +290,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
         if (!facts) return refusalPage(res, 403, 'The application is given your email address, and it is not proven yet.');
         // The box's Hooks of samlAssertionIssuing (api/oauth/token-hooks.ts): attributes to add, never over the box's own.
         const hooked = await assertionHooked(svc, client.id, person!.user.id, person!.browser.amr);
-        if ('refused' in hooked) return refusalPage(res, hooked.failed ? 503 : 403, hooked.refused);
+        if ('refused' in hooked) return refusalPage(res, hooked.failed ? 503 : 403, hookWords(hooked.refused));
         for (const [name, value] of Object.entries(hooked.claims)) facts.attributes[name] ??= attributeValues(value);
         const xml = await samlResponse(issuer, sp, request, facts, key, Date.now());
         // Kept with the box session, so that its close reaches the app (api/saml/logout-notices.ts); a sign-out meanwhile gives it nothing.

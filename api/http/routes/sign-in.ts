@@ -25,7 +25,7 @@ import { pageLanguage } from '../language.js';
 import { pageForm } from '../body.js';
 import { browserFacts, csrfToken, csrfValid, handOver, presentedDevice, type BrowserServices } from '../browser-session.js';
 import { sendLogoutStep, signOutThroughApps, type SignOutServices } from '../saml-logout.js';
-import { invalidForm, renderPage, signedInPerson, signInForm, type SignInWays } from '../pages.js';
+import { hookWords, invalidForm, renderPage, signedInPerson, signInForm, type SignInWays } from '../pages.js';
 import type { Begun } from '../../people/upstream/flow.js';
 import type { IdentityProvider } from '../../types.js';
 import type { RecordCache } from '../../cache/record-cache.js';
@@ -133,7 +133,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       return answer.said === PASSWORD_REFUSALS.turnedOff ? again(403, words('signIn.turnedOff')) : again(401, wrongPassword);
     // Signed in, or on to the second factor; or refused by a Hook, in its words.
     const went = await proceed(svc, browserFacts(svc, req), answer.proven, target);
-    if (went.refused !== undefined) return again(403, went.refused);
+    if (went.refused !== undefined) return again(403, hookWords(went.refused));
     goOn(svc, res, went, target);
   });
 
@@ -173,7 +173,9 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       if (answer.said === FIRST_STEP_REFUSALS.notEnough) return signInPage(403, words('signIn.codeNotEnough'));
       return codePage(req, res, 401, target, email, words('email.wrongCode'));
     }
-    goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
+    const went = await proceed(svc, browserFacts(svc, req), answer.proven, target);
+    if (went.refused !== undefined) return signInPage(403, hookWords(went.refused));
+    goOn(svc, res, went, target);
   });
 
   /** Where sign-up proves the address first, a failed sign-in may be an account not open yet: the page says so to everyone. */
@@ -223,7 +225,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     }
     if ('busy' in result) return page(503, { error: words('error.busy') }, { 'Retry-After': result.busy });
     // A Hook refused (personCreating): its words, as the person is to read them.
-    if ('refused' in result) return page(403, { error: result.refused });
+    if ('refused' in result) return page(403, { error: hookWords(result.refused) });
     // The address proven first: a new address and a taken one get this same page (registration.ts).
     if (proofOf(svc.config) === 'before-sign-in') return renderPage(res, 200, signUpSentPage(box, input.email!));
     if (!('made' in result)) return page(422, { errors: { email: [words('signUp.taken')] } });

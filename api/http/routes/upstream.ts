@@ -45,7 +45,7 @@ import {
   csrfValid,
   type BrowserServices,
 } from '../browser-session.js';
-import { invalidForm, renderPage } from '../pages.js';
+import { hookWords, invalidForm, renderPage } from '../pages.js';
 import { acrParam, goOn } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 import { safeReturnTo, type DirectorySignIn } from './sign-in.js';
@@ -74,8 +74,8 @@ function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamPr
   const provider = labelOf(p);
   switch (why) {
     case 'hook-refused':
-      // A Hook's words (personCreating), as it wrote them for the person.
-      return message ?? words('upstream.notCreated', { provider });
+      // A Hook's words (personCreating), said to be its, as it wrote them for the person.
+      return message !== undefined ? hookWords(message) : words('upstream.notCreated', { provider });
     case 'linked-to-another':
       return words('upstream.linkedToAnother', { provider });
     case 'linked-here-already':
@@ -148,7 +148,10 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
         : problem(res, 403, words('upstream.notSignedIn'), refusalWords(answer.refused, p, profile, answer.message));
     if ('linked' in answer) return void res.redirect(303, `${ACCOUNT_PATH}?changed=provider-linked`);
     const target = { returnTo: safeReturnTo(begun.returnTo), acr: acrParam(begun.acr) };
-    goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
+    const went = await proceed(svc, browserFacts(svc, req), answer.proven, target);
+    // A Hook refused the sign-in (signingIn): said here, where the provider's answer arrived, in its words.
+    if (went.refused !== undefined) return problem(res, 403, words('upstream.notSignedIn'), hookWords(went.refused));
+    goOn(svc, res, went, target);
   }
 
   /** The sign-in's way back, from a form or a query; a link from the account page: the person it is for. */

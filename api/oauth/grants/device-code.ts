@@ -4,7 +4,14 @@
 // recorded, refused or not (it sets the pace of the next: slow_down); an allowed
 // code is used once.
 import type { Queryable, Transaction } from '../../db/pool.js';
-import { deviceCodeClient, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll, type DeviceCode } from '../../store/device-codes.js';
+import {
+  deviceCodeClient,
+  findDeviceCodeForUpdate,
+  markDeviceCodeUsed,
+  peekDeviceCode,
+  recordPoll,
+  type DeviceCode,
+} from '../../store/device-codes.js';
 import { insertSessions, type SessionRow } from '../../store/sessions.js';
 import { getUser, type UserRow } from '../../store/users.js';
 import { DEVICE_GRANT } from '../device.js';
@@ -16,6 +23,7 @@ import { mint, tokenHash } from '../../credentials/tokens.js';
 import { subjectFor } from '../../credentials/subjects.js';
 import { commitThenRefuse, certificateBound, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
+import { withHooked } from '../token-hooks.js';
 
 /**
  * Everything this grant does to the database (fosite's storage interfaces: a flow states the
@@ -25,6 +33,8 @@ import { listedInGrantTypes } from '../grant-types.js';
 export interface DeviceCodeStore {
   /** Whom a device code was issued to, whatever became of it since: for a client named by client_id alone. */
   deviceCodeClient(db: Queryable, hash: Buffer): Promise<string | undefined>;
+  /** The device code as it is now, without a lock: what the Hooks are asked about before the transaction. */
+  peekDeviceCode(db: Queryable, hash: Buffer): Promise<DeviceCode | undefined>;
   /** The device code, locked until `tx` ends; undefined when there is none. */
   findDeviceCodeForUpdate(tx: Transaction, hash: Buffer): Promise<DeviceCode | undefined>;
   /** Records a poll refused for want of a decision, and the interval the next must keep. */
@@ -40,6 +50,7 @@ export interface DeviceCodeStore {
 
 const store: DeviceCodeStore = {
   deviceCodeClient,
+  peekDeviceCode,
   findDeviceCodeForUpdate,
   recordPoll,
   markDeviceCodeUsed,
@@ -54,7 +65,17 @@ export const deviceCode: Grant = {
   permits: listedInGrantTypes(DEVICE_GRANT),
   credential: { name: 'device_code', issuedTo: (svc, params) => store.deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
 
-  async handle({ svc, params, client: { resource: client, method }, dpop, certificate }) {
+  // Only a code its person allowed is about to issue: a pending poll asks no Hook (it is answered at
+  // the device's pace), nor a denied, used or expired code (the poll refuses, saying why).
+  async prospect(svc, params, client) {
+    const found = await store.peekDeviceCode(svc.pool, tokenHash(params.device_code!));
+    if (!found || found.clientId !== client.id || found.usedAt || found.decision !== 'allowed') return undefined;
+    if (found.expiresAt.getTime() <= Date.now()) return undefined;
+    const { userId, scope, sid, authTime, amr } = found;
+    return { userId, scope, audience: null, details: sid && authTime ? browserDetails({ sid, authTime, amr }) : null };
+  },
+
+  async handle({ svc, params, client: { resource: client, method }, dpop, certificate, hooked }) {
     // RFC 8707 §2.2: a resource may only name what was granted. The device authorization request
     // takes none (POST /auth/device reads no resource), so its tokens are for no resource, and a
     // resource here is invalid_target before the poll is looked at: nothing is spent or recorded.
@@ -92,7 +113,7 @@ export const deviceCode: Grant = {
           scope: found.scope,
           refresh: settings.refresh_token === true,
           details,
-          shaped,
+          shaped: withHooked(hooked?.access, shaped),
           clientAuthMethod: method,
           personSub: subjectFor(svc.subjects, client, user),
           ...dpopBound(dpop),
@@ -110,7 +131,7 @@ export const deviceCode: Grant = {
           user,
           scope: found.scope,
           ...browserOf(session.details),
-          shaped,
+          shaped: withHooked(hooked?.id, shaped),
           accessToken: response.access_token,
           now,
         });

@@ -23,7 +23,7 @@ import type { Audit } from '../../audit.js';
 import type { RegisteredResources } from '../entitlements.js';
 import type { PrincipalUser, Client, GrantType } from '../../types.js';
 import type { AssertionSpending, AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
-import { OAuthError, invalidGrant } from '../../credentials/errors.js';
+import { OAuthError, invalidGrant, type EndpointErrorCode } from '../../credentials/errors.js';
 import type { Params } from '../params.js';
 import type { SessionRow } from '../../store/sessions.js';
 import type { TokenResponse } from '../../credentials/tokens.js';
@@ -164,6 +164,10 @@ export interface Grant {
    * refuse (it says why). A grant without it is asked about as its client's own token.
    */
   prospect?(svc: GrantServices, params: Params, client: Client): Promise<Prospect | undefined>;
+  /** The error a Hook's refusal is at this grant (access_denied unless its RFC names another). */
+  hookRefusal?: EndpointErrorCode;
+  /** false: the grant issues no ID token (token exchange), so no Hook of idTokenIssuing is asked. */
+  issuesIdTokens?: boolean;
   handle(ctx: GrantContext): Promise<Issued>;
 }
 

@@ -30,6 +30,7 @@ import { shapedClaimsFor } from '../shaped-claims.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { certificateBound, dpopBound, type Grant, type GrantContext, type GrantServices, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
+import { withHooked } from '../token-hooks.js';
 
 /**
  * Everything this grant does to the database (fosite's storage interfaces: a flow states the methods
@@ -67,8 +68,37 @@ export const tokenExchange: Grant = {
   clientAuthentication: 'if-confidential',
   requiredParameters: ['subject_token', 'subject_token_type'],
   permits: listedInGrantTypes(TOKEN_EXCHANGE),
+  // RFC 8693 §2.2.2: a subject token "unacceptable based on policy" is invalid_request; a Hook is the box's policy too.
+  hookRefusal: 'invalid_request',
+  // It issues access tokens and Txn-Tokens, never an ID token (ISSUED).
+  issuesIdTokens: false,
 
-  async handle({ svc, params, client: authenticated, dpop, certificate }) {
+  /**
+   * The person the subject token speaks for (none for another issuer's token), the scope and the
+   * audience the exchange would have, read as the exchange reads them. A Txn-Token is asked about
+   * too (a Hook may refuse it); its claims are the draft's, so a Hook's claims are not added to it.
+   */
+  async prospect(svc, params, client) {
+    const txn = params.requested_token_type === TXN_TOKEN_TYPE;
+    if (txn && params.subject_token_type === TXN_TOKEN_TYPE) {
+      const check = await checkTxnToken(svc, params.subject_token!);
+      if ('problem' in check) return undefined;
+      const { session } = check;
+      return { userId: session.userId, scope: check.claims.scope, audience: trustDomainOf(svc.config), details: session.details };
+    }
+    const subject = await checkToken(svc, 'subject_token', params.subject_token!, params.subject_token_type!, txn ? undefined : client);
+    if (subject instanceof OAuthError) return undefined;
+    try {
+      const scope = exchangedScope(client, subject.party, scopeParam(params.scope));
+      const audience = txn ? trustDomainOf(svc.config) : await exchangedAudience(svc, client, subject.party, params);
+      return { userId: subject.session?.userId ?? null, scope, audience, details: subject.session?.details ?? null };
+    } catch (err) {
+      if (err instanceof OAuthError) return undefined; // the exchange refuses it, saying why
+      throw err;
+    }
+  },
+
+  async handle({ svc, params, client: authenticated, dpop, certificate, hooked }) {
     const client = authenticated.resource;
     const now = Date.now();
     const requestedType = params.requested_token_type || TOKEN_TYPE.accessToken;
@@ -151,7 +181,7 @@ export const tokenExchange: Grant = {
           ...(typeof parent?.details?.sid === 'string' ? { sid: parent.details.sid } : {}),
         },
         subject: subject.party.sub,
-        shaped,
+        shaped: withHooked(hooked?.access, shaped),
         clientAuthMethod: authenticated.method,
         claims: {
           ...(act ? { act } : {}),

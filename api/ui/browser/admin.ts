@@ -38,6 +38,7 @@ import type { FactorKind } from '../../factor-kinds.js';
 import { loadBrowsers, showMembers, showPerson, startPeople } from './people.js';
 import { clientsTab } from './clients.js';
 import { policiesTab } from './policies.js';
+import { hooksTab } from './hooks.js';
 import { appsTab } from './apps.js';
 import { eventsTab } from './events.js';
 import { keysTab } from './keys.js';
@@ -573,6 +574,7 @@ const TABS: Tab[] = [
   clientsTab,
   policiesTab,
   appsTab,
+  hooksTab,
   keysTab,
   settingsTab,
   eventsTab,

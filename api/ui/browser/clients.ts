@@ -4,7 +4,17 @@
 // writes it, and the box refuses the API's writes of it anyway. A SAML app shows its SAML side
 // below the form (./saml-app.ts).
 import { $, api, button, chosen, field, formErrors, renderList, say, showErrors, words, write, type Tab } from './console.js';
-import { FieldError, jsonObject, problemText, search, writable, type Stored } from './records.js';
+import {
+  deleteRecord,
+  FieldError,
+  jsonObject,
+  readRecords,
+  showOwner,
+  writable,
+  writeRecord,
+  type RecordForm,
+  type Stored,
+} from './records.js';
 import { showSamlApp } from './saml-app.js';
 
 interface Client extends Stored {
@@ -17,6 +27,8 @@ const FIELDS = ['id', 'description', 'grant_types', 'settings', 'secret'];
 const OWN_FIELDS = new Set(['id', 'description', 'grant_types', 'resourceType', 'meta']);
 
 const state: { clients: Client[]; selected: Client | null } = { clients: [], selected: null };
+
+const form: RecordForm<Client> = { kind: 'Client', prefix: 'client', fields: FIELDS, records: () => state.clients, select, load };
 
 const grantBoxes = (): HTMLInputElement[] => Array.from(document.querySelectorAll<HTMLInputElement>('#client-grant_types input'));
 
@@ -60,15 +72,7 @@ function select(client: Client | null): void {
   for (const box of grantBoxes()) box.checked = grants.includes(box.value);
   const rest = client ? Object.fromEntries(Object.entries(client).filter(([k]) => !OWN_FIELDS.has(k))) : {};
   field('client-settings').value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : '';
-  const owner = client?.meta?.managedBy;
-  $('client-managed').hidden = !owner;
-  write(
-    $('client-managed'),
-    owner
-      ? words`Managed by the Kubernetes resource ${chosen(owner)}: read-only here. Change it there (kubectl edit); its secret is the resource's Secret.`
-      : '',
-  );
-  $<HTMLFieldSetElement>('client-fields').disabled = Boolean(owner);
+  showOwner('client', client);
   button('client-delete').disabled = !client;
   button('client-rotate').disabled = !client;
   showErrors('client', {}, FIELDS);
@@ -77,17 +81,12 @@ function select(client: Client | null): void {
 }
 
 async function load(): Promise<void> {
-  try {
-    state.clients = await search<Client>('/Client?_sort=id');
-  } catch (err) {
-    state.clients = [];
-    write($('clients-error'), problemText(err, "see this box's clients"));
-    render();
-    return;
-  }
-  $('clients-error').textContent = '';
-  const selected = state.selected;
-  if (selected) state.selected = state.clients.find((c) => c.id === selected.id) ?? null;
+  ({ records: state.clients, selected: state.selected } = await readRecords<Client>(
+    '/Client?_sort=id',
+    'clients-error',
+    "see this box's clients",
+    state.selected,
+  ));
   render();
 }
 
@@ -118,11 +117,7 @@ async function save(event: SubmitEvent): Promise<void> {
   // A new client that gets tokens of its own needs a secret: made here, shown once below.
   const secret = !editing && (record.grant_types as string[]).includes('client_credentials') ? newSecret() : undefined;
   try {
-    const saved = editing
-      ? await api<Client>('PUT', `/Client/${encodeURIComponent(editing.id)}`, record)
-      : await api<Client>('POST', '/Client', { ...record, ...(secret ? { secret } : {}) });
-    await load();
-    select(state.clients.find((c) => c.id === saved.id) ?? saved);
+    const saved = await writeRecord(form, editing, { ...record, ...(secret ? { secret } : {}) });
     if (secret) showSecret(secret);
     say(words`Saved ${chosen(saved.id)}.`);
   } catch (err) {
@@ -151,20 +146,6 @@ async function rotate(): Promise<void> {
   }
 }
 
-async function remove(): Promise<void> {
-  const client = state.selected;
-  if (!client) return;
-  try {
-    await api('DELETE', `/Client/${encodeURIComponent(client.id)}`);
-    select(null);
-    await load();
-    say(words`Deleted ${chosen(client.id)}.`);
-  } catch (err) {
-    // The box's own clients (409) and a Kubernetes resource's: the box says why.
-    showErrors('client', formErrors(err), FIELDS);
-  }
-}
-
 export const clientsTab: Tab = {
   name: 'clients',
   start() {
@@ -175,7 +156,8 @@ export const clientsTab: Tab = {
     });
     $('client-form').addEventListener('submit', (e) => void save(e));
     $('client-rotate').addEventListener('click', () => void rotate());
-    $('client-delete').addEventListener('click', () => void remove());
+    // The box's own clients (409) and a Kubernetes resource's: the box says why.
+    $('client-delete').addEventListener('click', () => void deleteRecord(form, state.selected));
     select(null);
   },
   show: load,

@@ -18,7 +18,18 @@ import {
   type Tab,
   type Words,
 } from './console.js';
-import { FieldError, jsonObject, problemText, search, showExplanation, type Explanation, type Stored } from './records.js';
+import {
+  deleteRecord,
+  FieldError,
+  jsonObject,
+  problemText,
+  search,
+  showExplanation,
+  writeRecord,
+  type Explanation,
+  type RecordForm,
+  type Stored,
+} from './records.js';
 
 type LinkType = 'Client' | 'User' | 'Group';
 interface Policy extends Stored {
@@ -36,6 +47,7 @@ const FIELDS = ['id', 'description', 'app', 'engine', 'link', 'rule', 'matcho', 
 const LINK_TYPES: LinkType[] = ['Client', 'User', 'Group'];
 
 const state: { policies: Policy[]; selected: Policy | null } = { policies: [], selected: null };
+const form: RecordForm<Policy> = { kind: 'AccessPolicy', prefix: 'policy', fields: FIELDS, records: () => state.policies, select, load };
 
 /** What a policy applies to and guards, in words (the list's filter matches these too). */
 export function linksText(p: Pick<Policy, 'link'>): Words {
@@ -152,11 +164,7 @@ async function save(event: SubmitEvent): Promise<void> {
   }
   const editing = state.selected;
   try {
-    const saved = editing
-      ? await api<Policy>('PUT', `/AccessPolicy/${encodeURIComponent(editing.id)}`, record)
-      : await api<Policy>('POST', '/AccessPolicy', record);
-    await load();
-    select(state.policies.find((p) => p.id === saved.id) ?? saved);
+    const saved = await writeRecord(form, editing, record);
     if (saved.app && !field('dry-run-app').value) field('dry-run-app').value = saved.app;
     say(words`Saved ${chosen(saved.id)}.`);
   } catch (err) {
@@ -164,19 +172,6 @@ async function save(event: SubmitEvent): Promise<void> {
     // The box names the rule's field by the engine's (a cel expression's problems under `cel`); the form shows each as Rule.
     for (const name of ['matcho', 'schema', 'cel']) if (errors[name]) errors.rule = [...(errors.rule ?? []), ...errors[name]];
     showErrors('policy', errors, FIELDS);
-  }
-}
-
-async function remove(): Promise<void> {
-  const policy = state.selected;
-  if (!policy) return;
-  try {
-    await api('DELETE', `/AccessPolicy/${encodeURIComponent(policy.id)}`);
-    select(null);
-    await load();
-    say(words`Deleted ${chosen(policy.id)}.`);
-  } catch (err) {
-    showErrors('policy', formErrors(err), FIELDS);
   }
 }
 
@@ -242,7 +237,7 @@ export const policiesTab: Tab = {
       $('policy-id').focus();
     });
     $('policy-form').addEventListener('submit', (e) => void save(e));
-    $('policy-delete').addEventListener('click', () => void remove());
+    $('policy-delete').addEventListener('click', () => void deleteRecord(form, state.selected));
     $('dry-run-form').addEventListener('submit', (e) => void dryRun(e));
     select(null);
   },

@@ -1,7 +1,21 @@
 // What the Clients, Access policies and Apps tabs share (./clients.ts, ./policies.ts, ./apps.ts):
 // the resource API's searches, the words for a refusal, a JSON field read, and a decision
 // explained (POST /authz/explain, GET /authz/decisions/<id>) as a table.
-import { ApiError, api, cell, chosen, errorText, words, write, type Sentence, type Words } from './console.js';
+import {
+  $,
+  ApiError,
+  api,
+  cell,
+  chosen,
+  errorText,
+  formErrors,
+  say,
+  showErrors,
+  words,
+  write,
+  type Sentence,
+  type Words,
+} from './console.js';
 
 /** A record of the resource API: its id, and `meta.managedBy` when a Kubernetes resource owns it. */
 export interface Stored {
@@ -18,6 +32,79 @@ export async function search<T>(path: string): Promise<T[]> {
     const bundle = await api<{ entry: { resource: T }[] }>('GET', `${path}${join}_count=1000&_page=${page}`);
     found.push(...bundle.entry.map((e) => e.resource));
     if (bundle.entry.length < 1000) return found;
+  }
+}
+
+/** A tab's form of one kind of record (the Clients, Access policies and Hooks tabs): where it writes, and how it shows what it wrote. */
+export interface RecordForm<T extends Stored> {
+  /** The kind, as the resource API names it: /<kind>/<id>. */
+  kind: string;
+  /** What the form's ids begin with (`client` for #client-id, #client-id-error…). */
+  prefix: string;
+  fields: string[];
+  /** The records the list shows now, as last read. */
+  records(): T[];
+  select(record: T | null): void;
+  load(): Promise<void>;
+}
+
+/**
+ * The form of a record a Kubernetes resource owns (meta.managedBy), of a kind with a secret (a
+ * Client, a Hook): its owner named, its fields read-only (the box refuses the API's writes of it
+ * anyway), its secret the resource's Secret.
+ */
+export function showOwner(prefix: string, record: Stored | null): void {
+  const owner = record?.meta?.managedBy;
+  $(`${prefix}-managed`).hidden = !owner;
+  write(
+    $(`${prefix}-managed`),
+    owner
+      ? words`Managed by the Kubernetes resource ${chosen(owner)}: read-only here. Change it there (kubectl edit); its secret is the resource's Secret.`
+      : '',
+  );
+  $<HTMLFieldSetElement>(`${prefix}-fields`).disabled = Boolean(owner);
+}
+
+/**
+ * The form's records read again (`path`, a search of the resource API), the selected one kept if
+ * it still is; or why they cannot be read, on the line `errorId`, `what` the admin may not do.
+ */
+export async function readRecords<T extends Stored>(
+  path: string,
+  errorId: string,
+  what: Sentence,
+  selected: T | null,
+): Promise<{ records: T[]; selected: T | null }> {
+  try {
+    const records = await search<T>(path);
+    $(errorId).textContent = '';
+    return { records, selected: selected ? (records.find((r) => r.id === selected.id) ?? null) : null };
+  } catch (err) {
+    write($(errorId), problemText(err, what));
+    return { records: [], selected };
+  }
+}
+
+/** Writes `record`: over the one being edited (PUT), else a new one (POST); then the list is read again and the saved one selected. */
+export async function writeRecord<T extends Stored>(form: RecordForm<T>, editing: T | null, record: object): Promise<T> {
+  const saved = editing
+    ? await api<T>('PUT', `/${form.kind}/${encodeURIComponent(editing.id)}`, record)
+    : await api<T>('POST', `/${form.kind}`, record);
+  await form.load();
+  form.select(form.records().find((r) => r.id === saved.id) ?? saved);
+  return saved;
+}
+
+/** Deletes `record` without confirmation: the form emptied and the list read again; or the box's refusal under the form (its own records, a Kubernetes resource's). */
+export async function deleteRecord<T extends Stored>(form: RecordForm<T>, record: T | null): Promise<void> {
+  if (!record) return;
+  try {
+    await api('DELETE', `/${form.kind}/${encodeURIComponent(record.id)}`);
+    form.select(null);
+    await form.load();
+    say(words`Deleted ${chosen(record.id)}.`);
+  } catch (err) {
+    showErrors(form.prefix, formErrors(err), form.fields);
   }
 }
 

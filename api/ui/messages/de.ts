@@ -350,6 +350,7 @@ export const de: Catalogue = {
   'signIn.enrolNotice':
     'Diese Anwendung verlangt einen zweiten Faktor, den Sie noch nicht eingerichtet haben. Da das den Schutz Ihres Kontos ändert, melden Sie sich zuerst erneut an; danach richten Sie ihn ein.',
   'signIn.refused': 'Diese Anmeldung wurde abgelehnt. Versuchen Sie es erneut oder wenden Sie sich an den Administrator dieses Dienstes.',
+  'hook.said': 'Eine Prüfung Ihrer Organisation hat dies abgelehnt. Sie meldet: „{message}“',
   'signUp.off': 'Registrierung ist abgeschaltet',
   'signUp.offMessage': 'Bei diesem Dienst kann man sich nicht selbst registrieren.',
   'signUp.offAsk': 'Bei diesem Dienst kann man sich nicht selbst registrieren. Bitten Sie den Administrator um ein Konto.',

@@ -327,6 +327,7 @@ export const en = {
   'signIn.enrolNotice':
     'This app asks for a second factor you have not set up yet. Adding one changes how your account is protected, so sign in again first: then you set it up.',
   'signIn.refused': 'This sign-in was refused. Try again, or ask the administrator of this box.',
+  'hook.said': 'A check your organisation runs refused this. It says: “{message}”',
   'signUp.off': 'Sign-up is off',
   'signUp.offMessage': 'This box does not let people register themselves.',
   'signUp.offAsk': 'This box does not let people register themselves. Ask its administrator for an account.',
