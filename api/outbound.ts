@@ -45,36 +45,75 @@ export interface AddressRules {
   allowed: readonly [string, number][];
 }
 
+function blockList(ranges: readonly (readonly [string, number])[]): net.BlockList {
+  const list = new net.BlockList();
+  for (const [a, prefix] of ranges) list.addSubnet(a, prefix, net.isIPv6(a) ? 'ipv6' : 'ipv4');
+  return list;
+}
+
+// Made once, not at each check: a receiver's address is checked at every send (a Hook's at every
+// token), and building these lists and reading the interfaces cost more than the rest of a send
+// over a kept connection (make bench, the hook rows).
+/** One list per family: a BlockList holding ::ffff:0:0/96 would match every IPv4 address as mapped. */
+const SPECIAL = {
+  ipv4: blockList(SPECIAL_USE.filter(([, , f]) => f === 'ipv4').map(([a, prefix]) => [a, prefix] as const)),
+  ipv6: blockList(SPECIAL_USE.filter(([, , f]) => f === 'ipv6').map(([a, prefix]) => [a, prefix] as const)),
+};
+/**
+ * Each allow-list made a list once (by its array: the rules of a moment share it until they are
+ * read again), with its answers by address: a BlockList check makes a SocketAddress, which cost as
+ * much again. At most ANSWERS_KEPT answers, then they start again (a flood of addresses holds nothing).
+ */
+const ALLOWED = new WeakMap<AddressRules['allowed'], { list: net.BlockList; answers: Map<string, boolean> }>();
+const ANSWERS_KEPT = 256;
+
+/**
+ * The family of `address`, an address already (a lookup's, or a URL's literal one): an IPv6 one has
+ * a colon, an IPv4 one none. net.isIPv6's expression cost more than the rest of a send's checks.
+ */
+const familyOf = (address: string): 'ipv4' | 'ipv6' => (address.includes(':') ? 'ipv6' : 'ipv4');
+
 /** Whether `address` is in one of the ranges `rules` allows. */
 export function addressAllowed(address: string, rules: AddressRules): boolean {
-  const family = net.isIPv6(address) ? 'ipv6' : 'ipv4';
-  const allowed = new net.BlockList();
-  for (const [a, prefix] of rules.allowed) allowed.addSubnet(a, prefix, net.isIPv6(a) ? 'ipv6' : 'ipv4');
-  return allowed.check(address, family);
+  let allowed = ALLOWED.get(rules.allowed);
+  if (!allowed) ALLOWED.set(rules.allowed, (allowed = { list: blockList(rules.allowed), answers: new Map() }));
+  let answer = allowed.answers.get(address);
+  if (answer === undefined) {
+    answer = allowed.list.check(address, familyOf(address));
+    if (allowed.answers.size >= ANSWERS_KEPT) allowed.answers.clear();
+    allowed.answers.set(address, answer);
+  }
+  return answer;
 }
 
 /** Why the box may not connect to `address` under `rules` (special-use or the box's own, not allowed); undefined: it may. */
-export function addressProblem(address: string, rules: AddressRules, own = ownAddresses()): string | undefined {
+export function addressProblem(address: string, rules: AddressRules, own: ReadonlySet<string> = ownAddresses()): string | undefined {
   if (addressAllowed(address, rules)) return undefined;
-  const family = net.isIPv6(address) ? 'ipv6' : 'ipv4';
+  const family = familyOf(address);
   // An IPv4 address written as IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it is.
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   if (mapped) return addressProblem(mapped, rules, own);
   if (own.has(address)) return `${address} is the box's own address`;
-  // One list per family: a BlockList holding ::ffff:0:0/96 would match every IPv4 address as mapped.
-  const special = new net.BlockList();
-  for (const [a, prefix, f] of SPECIAL_USE) if (f === family) special.addSubnet(a, prefix, f);
-  return special.check(address, family) ? `${address} is a special-use address (RFC 6890)` : undefined;
+  return SPECIAL[family].check(address, family) ? `${address} is a special-use address (RFC 6890)` : undefined;
 }
 
-/** The addresses of this machine's interfaces. */
-export function ownAddresses(): Set<string> {
-  return new Set(
-    Object.values(os.networkInterfaces())
-      .flat()
-      .map((i) => i?.address)
-      .filter((a): a is string => a !== undefined),
-  );
+/** How long the interfaces read stand: an address added to the machine is the box's own within it. */
+const OWN_MS = 1000;
+let interfaces: { until: number; addresses: ReadonlySet<string> } | undefined;
+
+/** The addresses of this machine's interfaces (read at most once an OWN_MS). */
+export function ownAddresses(): ReadonlySet<string> {
+  const now = Date.now();
+  if (!interfaces || interfaces.until <= now) {
+    const addresses = new Set(
+      Object.values(os.networkInterfaces())
+        .flat()
+        .map((i) => i?.address)
+        .filter((a): a is string => a !== undefined),
+    );
+    interfaces = { until: now + OWN_MS, addresses };
+  }
+  return interfaces.addresses;
 }
 
 /** The address a URL's host names literally (without an IPv6 literal's brackets), or undefined for a name. */

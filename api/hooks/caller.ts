@@ -19,6 +19,8 @@
 // before the call (at most once a second), and a moment's writes come after the verdict. Connections
 // to a hook are kept (keep-alive, as kube-apiserver keeps them to an admission webhook): a TLS
 // handshake per call cost more than the call (make bench); each is made through the guarded lookup.
+// What every call to a Hook uses alike (its URL, its secret unsealed, its CA) is made once per
+// record read; what makes a call this call (its id, timestamp, signature, box token) is made at each.
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import type { Audit } from '../audit.js';
@@ -66,6 +68,15 @@ export const BREAKER = { failures: 5, openMs: 30_000 } as const;
 /** How long the box's token for a hook lives. */
 const BOX_TOKEN_SECONDS = 60;
 
+/** What every call to a Hook uses alike (HookCaller.fixedOf). */
+interface Fixed {
+  url: string | undefined;
+  /** Its signing secret, unsealed: in memory as the factor key it is sealed under is. */
+  secret: string | undefined;
+  ca?: string;
+  timeoutMs: number;
+}
+
 interface Breaker {
   failuresInRow: number;
   openUntil: number;
@@ -100,6 +111,8 @@ export class HookCaller {
   /** Connections kept to each Hook (keep-alive, as the API server keeps them to an admission webhook): dropped when a Hook changes. */
   private readonly agents = new Map<string, https.Agent>();
   private rules: { until: number; rules: Promise<ReceiverRules> } | undefined;
+  /** By record read: a Hook changed is read anew, so what was made of the old one is dropped with it. */
+  private readonly fixed = new WeakMap<Stored<Hook>, Fixed>();
   /** The audit and log lines of failed calls, one a second per hook and result (firstInSecond). */
   private readonly quiet = new Map<string, { until: number; leftOut: number }>();
 
@@ -260,14 +273,31 @@ export class HookCaller {
     return breaker;
   }
 
+  /** What every call to `stored` uses alike, made once per record read (its secret unsealed once, not at each call). */
+  private fixedOf(stored: Stored<Hook>): Fixed {
+    let fixed = this.fixed.get(stored);
+    if (!fixed) {
+      const hook = stored.resource;
+      const ca = hook.caBundle === undefined ? undefined : Buffer.from(hook.caBundle, 'base64').toString('utf8');
+      fixed = {
+        url: hookUrl(hook, this.svc.config.box),
+        secret: hookSecret(this.svc.factorKey, hook.id, stored.secretSealed ?? null),
+        ...(ca !== undefined ? { ca } : {}),
+        timeoutMs: (hook.timeoutSeconds ?? HOOK_DEFAULTS.timeoutSeconds) * 1000,
+      };
+      this.fixed.set(stored, fixed);
+    }
+    return fixed;
+  }
+
   /** The request itself: signed, through the guard, its answer read. */
   private async post(stored: Stored<Hook>, moment: Moment, request: HookRequest): Promise<CallOutcome> {
     const hook = stored.resource;
-    const url = hookUrl(hook, this.svc.config.box);
+    const { url, secret, ca, timeoutMs } = this.fixedOf(stored);
     if (!url) return { failed: 'unreachable', why: 'its service names no namespace, and the box runs in none' };
+    // Each call its own id, timestamp and signature (a hook refuses an id it saw), and its own box token (jti).
     const id = `hook_${randomUUID()}`;
     const body = JSON.stringify({ id, box: this.svc.config.baseUrl, hook: hook.id, moment, request });
-    const secret = hookSecret(this.svc.factorKey, hook.id, stored.secretSealed ?? null);
     const nowMs = this.now();
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -275,15 +305,10 @@ export class HookCaller {
       ...(secret ? signedHeaders(secret, id, body, new Date(nowMs)) : {}),
       ...(hook.boxToken ? { authorization: `Bearer ${this.boxToken(url, nowMs)}` } : {}),
     };
-    const timeoutMs = (hook.timeoutSeconds ?? HOOK_DEFAULTS.timeoutSeconds) * 1000;
     try {
+      // The deadline is the rules' (postToReceiver's one timer): timeoutSeconds.
       const rules = { ...(await this.rulesNow()), timeoutMs };
-      const ca = hook.caBundle === undefined ? undefined : Buffer.from(hook.caBundle, 'base64').toString('utf8');
-      const answer = await postToReceiver(
-        url,
-        { headers, body, signal: AbortSignal.timeout(timeoutMs), agent: this.agentOf(hook), ...(ca !== undefined ? { ca } : {}) },
-        rules,
-      );
+      const answer = await postToReceiver(url, { headers, body, agent: this.agentOf(hook), ...(ca !== undefined ? { ca } : {}) }, rules);
       if (answer.cut) return { failed: 'garbage', why: 'its answer is longer than 64 KiB' };
       return readAnswer(moment, answer.status, answer.body);
     } catch (err) {
@@ -292,7 +317,11 @@ export class HookCaller {
     }
   }
 
-  /** The box's token for one call: its issuer, for the hook's URL, short-lived, once (jti). */
+  /**
+   * The box's token for one call: its issuer, for the hook's URL, short-lived, once (jti). Signed at
+   * each call, not kept for a while: a hook may refuse a jti it saw (docs/guides/hooks.md), and a
+   * token kept would be one bearer for many calls, each body then bound by the signature alone.
+   */
   private boxToken(url: string, nowMs: number): string {
     const iat = Math.floor(nowMs / 1000);
     const iss = this.svc.config.baseUrl;

@@ -19,7 +19,7 @@ import { benchDecisions, DECISION_KEYS, type DecisionResults } from './decision-
 import { benchDpop, DPOP_KEYS, dpopTokenRequests, measureOnce, PROOFS, proofCheckCpu } from './dpop-bench.js';
 import { appTokens, seedApp } from './decisions.js';
 import { extauthzAvailable } from './grpc-load.js';
-import { startBenchHooks } from './hook-bench.js';
+import { bareCallCpu, hookLines, hookSummaries, startBenchHooks, type HookRowSummary } from './hook-bench.js';
 import { benchHa, failoverLine, HA_KEYS, type HaResults } from './ha-bench.js';
 import { wrkAvailable, type BenchRequest } from './load.js';
 import { LOAD, measure as measureLoad, rowOfFailure, type Row } from './measure.js';
@@ -438,6 +438,15 @@ async function main(): Promise<void> {
       }
     }
 
+    // A hook row's CPU a call beside a bare HTTPS call's to the same hook, measured once the rows are done (nothing else runs).
+    let hookRows: HookRowSummary[] = [];
+    const hookedMs = (seeded.hooked ?? []).map((h) => h.ms).filter((ms) => list.some((s) => s.key === `cc_jwt_hook_${ms}ms`));
+    if (hookedMs.length && baselines.has('cc_jwt')) {
+      const bare = new Map<number, number>();
+      for (const ms of hookedMs) bare.set(ms, await bareCallCpu(hooks, ms));
+      hookRows = hookSummaries(rows, bare, { connections: CONNECTIONS, cores: os.availableParallelism() });
+    }
+
     const jwtScenario = list.find((s) => s.key === 'cc_jwt');
     let workers: { one: number; all: number; ratio: number } | undefined;
     if (ONE_WORKER_ROW && WORKERS > 1 && jwtScenario && baselines.has('cc_jwt')) {
@@ -525,6 +534,7 @@ async function main(): Promise<void> {
       );
     }
     if (ha) process.stdout.write(`\n${haLines(ha)}\n`);
+    if (hookRows.length) process.stdout.write(`\n${hookLines(hookRows)}\n`);
     if (workers)
       process.stdout.write(
         `\nclient_credentials JWT: ${Math.round(workers.one).toLocaleString('en')}/s at 1 API worker, ${Math.round(workers.all).toLocaleString('en')}/s at ${WORKERS}: ${workers.ratio.toFixed(2)} ×\n`,
@@ -558,6 +568,7 @@ async function main(): Promise<void> {
           decisionDatabase: decisions?.db,
           dpopProofCheckCpuUs: proofCpu,
           failover: ha?.failover,
+          hooks: hookRows.length ? hookRows : undefined,
         },
         null,
         2,

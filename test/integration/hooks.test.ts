@@ -163,6 +163,17 @@ describe('hooks: your own code at every token, in other processes', function () 
     expect(again.body).to.not.have.property('secret');
   });
 
+  it('signs each call with the secret the Hook has now: a new secret is used from the next call', async function () {
+    await putHook('rotated', `${servers.go.url}/allow-rotated`);
+    expect((await token()).status).to.equal(200);
+    // The hook still checks the old secret: the box's next call, signed with the new one, is one it refuses.
+    await putHook('rotated', `${servers.go.url}/allow-rotated`, { secret: newSecret() });
+    const res = await token();
+    expect(res.status, res.text).to.equal(503);
+    const [last] = (await servers.go.seen()).filter((s) => s.path === '/allow-rotated').slice(-1);
+    expect(last!.problem).to.equal('bad signature');
+  });
+
   describe('a call that fails gets the failure policy, never a 500', function () {
     const failsWith = async (id: string, url: string, result: string, spec: Record<string, unknown> = {}): Promise<void> => {
       const before = counter(await box.metrics(), 'boxauth_hook_calls_total', { hook: id, result });
