@@ -21,6 +21,7 @@ import type { NoticeConfig } from '../config.js';
 import type { Queryable } from '../db/pool.js';
 import { addressAllowed, addressProblem, guardedLookup, literalAddress, parseCidr, type AddressRules } from '../outbound.js';
 import { readNoticeAllowedAddresses } from '../store/notices.js';
+import { outboundAttributes, outboundSpan } from '../tracing.js';
 
 /** The most of a receiver's answer that is read (the rest is dropped with the connection). */
 export const MAX_ANSWER_BYTES = 64 * 1024;
@@ -185,13 +186,25 @@ export async function postToReceiver(url: string, request: ReceiverRequest, rule
   const plain = target.protocol === 'http:';
   const signal = AbortSignal.any([request.signal, AbortSignal.timeout(rules.timeoutMs)]);
   if (signal.aborted) throw new ReceiverError('the deadline passed before the request was made');
+  // A hook, a webhook, a logout token: its span is a child of what sent it, and the receiver is given the trace.
+  return outboundSpan('POST', outboundAttributes('POST', target), (trace) => posted(target, plain, signal, trace, request, rules));
+}
+
+function posted(
+  target: URL,
+  plain: boolean,
+  signal: AbortSignal,
+  trace: Record<string, string>,
+  request: ReceiverRequest,
+  rules: ReceiverRules,
+): Promise<ReceiverAnswer> {
   return new Promise((resolve, reject) => {
     const body = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
     const req = (plain ? http : https).request(
       target,
       {
         method: 'POST',
-        headers: { ...request.headers, 'Content-Length': String(body.length) },
+        headers: { ...trace, ...request.headers, 'Content-Length': String(body.length) },
         lookup: receiverLookup(rules, plain),
         ...(request.ca !== undefined && !plain ? { ca: request.ca } : {}),
         // No connection is kept or shared unless the caller keeps them: each request resolves and checks the name afresh.
