@@ -352,8 +352,9 @@ function cidrList(env: Env, name: string): [address: string, prefix: number][] {
 /**
  * The OpenTelemetry SDK's standard variables, as the box reads them: off (`none`) unless
  * OTEL_TRACES_EXPORTER says `otlp` (and OTEL_SDK_DISABLED does not say true); OTLP over HTTP.
+ * `service`: the service.name without OTEL_SERVICE_NAME (the operator's is its own).
  */
-export function tracingOf(env: Env): TracingConfig {
+export function tracingOf(env: Env, service = 'boxauth'): TracingConfig {
   const disabled = bool(env, 'OTEL_SDK_DISABLED', false);
   const exporter = oneOf(env, 'OTEL_TRACES_EXPORTER', ['none', 'otlp'] as const, 'none');
   const base = str(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') ?? 'http://localhost:4318';
@@ -369,7 +370,7 @@ export function tracingOf(env: Env): TracingConfig {
     endpoint,
     sampler: oneOf(env, 'OTEL_TRACES_SAMPLER', TRACE_SAMPLERS, 'parentbased_always_on'),
     ratio,
-    serviceName: str(env, 'OTEL_SERVICE_NAME') ?? 'boxauth',
+    serviceName: str(env, 'OTEL_SERVICE_NAME') ?? service,
   };
 }
 

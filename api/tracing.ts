@@ -212,7 +212,7 @@ export function requestSpan(req: IncomingMessage, res: ServerResponse, serve: ()
   const path = (req.url ?? '/').split('?', 1)[0]!;
   const s = o.tracer.startSpan(
     method,
-    { kind: o.kinds.server, attributes: { 'http.request.method': method, 'url.path': path } },
+    { kind: o.kinds.server, attributes: { 'http.request.method': method, 'url.path': path, 'server.address': hostOf(req) } },
     parentOf(o, req.headers),
   );
   res.once('close', () => {
@@ -223,6 +223,9 @@ export function requestSpan(req: IncomingMessage, res: ServerResponse, serve: ()
   const ctx = o.trace.setSpan(parentOf(o, req.headers), s).setValue(o.requestKey, s);
   o.context.with(ctx, serve);
 }
+
+/** The Host the request was sent to, without its port (a hosted box's name). */
+const hostOf = (req: IncomingMessage): string => (req.headers.host ?? '').replace(/:\d+$/, '');
 
 /** Names the request's span by its route (`POST /auth/token`), as the access log does (api/http/app.ts). */
 export function nameRequestSpan(method: string, route: string): void {

@@ -6,10 +6,21 @@
 // a traced request names its trace; and no token, code, secret or password is in any span.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import { pino } from 'pino';
+import { tracingOf } from '../../api/config.js';
+import { flushTraces, startTracing, stopTracing } from '../../api/tracing.js';
+import { Controller, type Outcome, type Resource } from '../../operator/controller.js';
+import type { EventRecorder } from '../../operator/events.js';
+import type { ObjectCache } from '../../operator/informer.js';
+import { CLIENTS, type Kube } from '../../operator/kube.js';
+import { OperatorMetrics } from '../../operator/metrics.js';
+import { ManualClock } from '../support/clock.js';
 import { basic, Box, eventually } from '../support/box.js';
 import { Collector, type ExportedSpan } from '../support/collector.js';
 import { FormAgent } from '../support/form-agent.js';
 import { grpcCheck } from '../support/grpc-check.js';
+import { HookServer } from '../support/hook-servers.js';
+import { testCa } from '../support/tls.js';
 import { APP_REDIRECT, authorizePath } from '../support/signed-in.js';
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
@@ -39,6 +50,8 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
         OTEL_TRACES_SAMPLER: 'always_on',
         OTEL_SERVICE_NAME: 'boxauth-under-test',
+        // The hook of the last test listens on loopback.
+        BOXAUTH_NOTICE_ALLOWED_ADDRESSES: '127.0.0.1/32',
       },
     });
     root = await box.rootToken();
@@ -240,5 +253,98 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
       const signature = value.split('.')[2];
       if (signature) expect(exported.includes(signature), `${what}'s signature in an exported span`).to.equal(false);
     }
+  });
+
+  it("gives a hook the token request's trace: its call is a child span, and the hook is sent that span as its parent", async function () {
+    const ca = testCa();
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const hook = await HookServer.start('python', secret, ca);
+    try {
+      const spec = { moments: ['tokenIssuing'], url: `${hook.url}/allow`, caBundle: Buffer.from(ca.pem).toString('base64'), secret };
+      const put = await box.json('PUT', '/Hook/traced', spec, root);
+      expect(put.status, put.text).to.equal(201);
+      const { traceId, traceparent } = appTrace();
+      await indexerToken({ traceparent });
+      const spans = await traceOf(traceId, ['POST /auth/token', 'POST']);
+      const request = spans.find((s) => s.name === 'POST /auth/token')!;
+      const call = spans.find((s) => s.name === 'POST')!;
+      expect(call.kind, 'a client span').to.equal(3);
+      expect(call.attributes).to.include({ 'server.address': '127.0.0.1', 'url.path': '/allow' });
+      // Beneath the request, through whatever the token endpoint made on the way (none of it the hook's own doing).
+      const ancestors = (s: ExportedSpan): string[] => {
+        const parent = spans.find((p) => p.spanId === s.parentSpanId);
+        return parent ? [parent.spanId, ...ancestors(parent)] : [];
+      };
+      expect(ancestors(call)).to.include(request.spanId);
+      const [seen] = (await hook.seen()).filter((c) => c.path === '/allow');
+      expect(seen?.headers.traceparent, 'the traceparent the hook was sent').to.equal(`00-${traceId}-${call.spanId}-01`);
+    } finally {
+      await box.json('DELETE', '/Hook/traced', undefined, root);
+      await hook.kill();
+    }
+  });
+});
+
+/** A controller whose reconcile is Ready, or fails while `failure` is set. */
+class Reconciling extends Controller<Resource> {
+  failure: Error | undefined;
+
+  protected fingerprint(): string {
+    return 'v1';
+  }
+
+  protected async reconcile(): Promise<Outcome> {
+    if (this.failure) throw this.failure;
+    return { ready: true };
+  }
+}
+
+describe("the operator's reconciles, read back from an OpenTelemetry Collector", function () {
+  this.timeout(60_000);
+  let collector: Collector;
+
+  before(async function () {
+    collector = await Collector.start();
+    // The operator's process, as operator/main.ts starts it with OTEL_TRACES_EXPORTER=otlp.
+    await startTracing(
+      tracingOf(
+        { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_TRACES_SAMPLER: 'always_on' },
+        'boxauth-operator',
+      ),
+    );
+  });
+  after(async function () {
+    await stopTracing();
+    await collector?.stop();
+  });
+
+  it('a span per reconcile, naming the object and its outcome', async function () {
+    const obj: Resource = { metadata: { name: 'wiki', namespace: 'team-a', generation: 1 }, status: { observedGeneration: 1 } };
+    const informer: ObjectCache<Resource> = { on: () => undefined, get: () => obj, list: () => [obj] };
+    const controller = new Reconciling('client', CLIENTS, informer, {
+      kube: {} as Kube,
+      log: pino({ level: 'silent' }),
+      metrics: new OperatorMetrics(),
+      events: {} as EventRecorder,
+      clock: new ManualClock(),
+    });
+    await controller.reconcileKey('team-a/wiki');
+    controller.failure = new Error('the database is away');
+    await controller.reconcileKey('team-a/wiki', true).catch(() => undefined);
+    await flushTraces();
+    const spans = (await collector.waitFor((s) => s.filter((x) => x.name === 'reconcile').length >= 2, 'two reconciles')).filter(
+      (s) => s.name === 'reconcile',
+    );
+    expect(spans.map((s) => s.attributes)).to.deep.equal([
+      {
+        'boxauth.controller': 'client',
+        'k8s.namespace.name': 'team-a',
+        'k8s.object.name': 'wiki',
+        'boxauth.reconcile.result': 'ok',
+        'boxauth.reconcile.ready': true,
+      },
+      { 'boxauth.controller': 'client', 'k8s.namespace.name': 'team-a', 'k8s.object.name': 'wiki', 'boxauth.reconcile.result': 'error' },
+    ]);
+    expect(spans[0]!.resource['service.name']).to.equal('boxauth-operator');
   });
 });
