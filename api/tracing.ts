@@ -227,12 +227,20 @@ export function requestSpan(req: IncomingMessage, res: ServerResponse, serve: ()
 /** The Host the request was sent to, without its port (a hosted box's name). */
 const hostOf = (req: IncomingMessage): string => (req.headers.host ?? '').replace(/:\d+$/, '');
 
+/** The span of the request being served (requestSpan), if traces are on. */
+const requestSpanNow = (): Span | undefined => on?.context.active().getValue(on.requestKey) as Span | undefined;
+
 /** Names the request's span by its route (`POST /auth/token`), as the access log does (api/http/app.ts). */
 export function nameRequestSpan(method: string, route: string): void {
-  const s = on?.context.active().getValue(on.requestKey) as Span | undefined;
+  const s = requestSpanNow();
   if (!s) return;
   s.updateName(`${method} ${route}`);
   s.setAttribute('http.route', route);
+}
+
+/** Adds what a door learnt of its request (the grant asked for) to the request's span. */
+export function noteRequest(attributes: Attributes): void {
+  requestSpanNow()?.setAttributes(attributes);
 }
 
 const NO_FIELDS: Record<string, string> = {};

@@ -106,7 +106,12 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
     const request = spans.find((s) => s.name === 'POST /auth/token')!;
     expect(request.parentSpanId, 'a child of the caller').to.equal(spanId);
     expect(request.kind).to.equal(2);
-    expect(request.attributes).to.include({ 'http.request.method': 'POST', 'http.route': '/auth/token', 'http.response.status_code': 200 });
+    expect(request.attributes).to.include({
+      'http.request.method': 'POST',
+      'http.route': '/auth/token',
+      'http.response.status_code': 200,
+      'oauth.grant_type': 'client_credentials',
+    });
     expect(request.resource).to.include({ 'service.name': 'boxauth-under-test', 'boxauth.box': 'default' });
     const auth = childrenOf(spans, request).find((s) => s.name === 'client authentication');
     expect(auth?.attributes).to.include({ 'oauth.client_id': 'indexer', 'boxauth.client_auth.method': 'client_secret_basic' });
