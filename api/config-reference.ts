@@ -478,6 +478,33 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: '`trace` \u2026 `fatal`',
   },
   {
+    names: ['OTEL_TRACES_EXPORTER'],
+    default: '`none`',
+    meaning:
+      "`otlp`: export [traces](../operations/traces.md) over OTLP/HTTP (protobuf) with the OpenTelemetry SDK: a span per request at every door, with children for client authentication, each policy evaluated, decisions and outbound calls, continuing the caller's `traceparent`; `none`: off, nothing of the SDK is loaded",
+  },
+  {
+    names: ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    default: '`http://localhost:4318` / that + `/v1/traces`',
+    meaning: "the collector's OTLP/HTTP address; the second, when set, is the whole URL spans are POSTed to",
+  },
+  {
+    names: ['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'],
+    default: '`parentbased_always_on` / `1`',
+    meaning:
+      "which traces are kept: `always_on`, `always_off`, `traceidratio`, or `parentbased_` one of them (a request that comes with a `traceparent` follows its caller's choice); the argument is the ratio of the `traceidratio` samplers, 0 to 1 (`0.01`: 1 %)",
+  },
+  {
+    names: ['OTEL_SERVICE_NAME'],
+    default: '`boxauth`',
+    meaning: "the spans' `service.name` (each span names its box in `boxauth.box`)",
+  },
+  {
+    names: ['OTEL_SDK_DISABLED'],
+    default: '`false`',
+    meaning: '`true`: no traces, whatever `OTEL_TRACES_EXPORTER` says',
+  },
+  {
     names: ['BOXAUTH_TRUSTED_ISSUERS'],
     default: '`[]`',
     meaning:

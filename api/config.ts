@@ -10,6 +10,7 @@ import addressparser from 'nodemailer/lib/addressparser';
 import { brandingProblems, type Branding } from './branding.js';
 import { invisibleProblem } from './input.js';
 import { parseCidr } from './outbound.js';
+import { TRACE_SAMPLERS, type TracingConfig } from './tracing.js';
 
 export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
 export const JWT_ALGS: readonly JwtAlg[] = ['ES256', 'RS256', 'EdDSA'];
@@ -159,6 +160,8 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | undefined;
   /** Strict-Transport-Security, sent when the base URL is https: for how long, and whether subdomains too. */
   hsts: { maxAgeSeconds: number; includeSubDomains: boolean };
+  /** Traces over OTLP: the standard OTEL_* variables (api/tracing.ts); off by default. */
+  tracing: TracingConfig;
   /** Proxies whose X-Forwarded-For is believed, as [address, prefix length] (none by default). */
   trustedProxies: [address: string, prefix: number][];
   /** Mutual TLS (RFC 8705): where client certificates come from, and the CAs tls_client_auth trusts. */
@@ -344,6 +347,31 @@ function cidrList(env: Env, name: string): [address: string, prefix: number][] {
       if (!cidr) throw new ConfigError(`${name}: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
       return cidr;
     });
+}
+
+/**
+ * The OpenTelemetry SDK's standard variables, as the box reads them: off (`none`) unless
+ * OTEL_TRACES_EXPORTER says `otlp` (and OTEL_SDK_DISABLED does not say true); OTLP over HTTP.
+ * `service`: the service.name without OTEL_SERVICE_NAME (the operator's is its own).
+ */
+export function tracingOf(env: Env, service = 'boxauth'): TracingConfig {
+  const disabled = bool(env, 'OTEL_SDK_DISABLED', false);
+  const exporter = oneOf(env, 'OTEL_TRACES_EXPORTER', ['none', 'otlp'] as const, 'none');
+  const base = str(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') ?? 'http://localhost:4318';
+  const endpoint = str(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? `${base.replace(/\/+$/, '')}/v1/traces`;
+  if (!/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(endpoint)) {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) must be an http(s) URL, got "${endpoint}"`);
+  }
+  const ratioRaw = str(env, 'OTEL_TRACES_SAMPLER_ARG');
+  const ratio = ratioRaw === undefined ? 1 : Number(ratioRaw);
+  if (!(ratio >= 0 && ratio <= 1)) throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${ratioRaw}"`);
+  return {
+    exporter: disabled ? 'none' : exporter,
+    endpoint,
+    sampler: oneOf(env, 'OTEL_TRACES_SAMPLER', TRACE_SAMPLERS, 'parentbased_always_on'),
+    ratio,
+    serviceName: str(env, 'OTEL_SERVICE_NAME') ?? service,
+  };
 }
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -730,6 +758,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: trustedProxies(env),
     clientCertificates: clientCertificates(env, tls, trustedProxies(env)),
     tls,
+    tracing: tracingOf(env),
     hsts: {
       maxAgeSeconds: int(env, 'BOXAUTH_HSTS_MAX_AGE', 365 * 24 * 3600, 0, 2 * 365 * 24 * 3600),
       includeSubDomains: bool(env, 'BOXAUTH_HSTS_INCLUDE_SUBDOMAINS', false),

@@ -20,6 +20,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Config } from './config.js';
 import { addressProblem, guardedLookup, literalAddress, type AddressRules } from './outbound.js';
+import { outboundAttributes, outboundSpan } from './tracing.js';
 
 /** The most a Client ID Metadata Document may hold. Draft §8.7: "The recommended maximum size to read is 5 kilobytes." */
 const MAX_DOCUMENT_BYTES = 5 * 1024;
@@ -91,12 +92,17 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
   const literal = literalAddress(target);
   const literalProblem = literal && addressProblem(literal, rules);
   if (literalProblem) return Promise.reject(new AddressRefused(literalProblem));
+  // Its span names where, never the query (which a document's URL may carry); the trace goes along.
+  return outboundSpan('GET', outboundAttributes('GET', target), (trace) => fetched(target, rules, maxBytes, trace));
+}
+
+function fetched(target: URL, rules: FetchRules, maxBytes: number, trace: Record<string, string>): Promise<FetchedDocument> {
   return new Promise((resolve, reject) => {
     const request = https.request(
       target,
       {
         method: 'GET',
-        headers: { Accept: rules.accept ?? 'application/json' },
+        headers: { ...trace, Accept: rules.accept ?? 'application/json' },
         lookup: lookupUnder(rules),
         ...(rules.ca ? { ca: rules.ca } : {}),
         // No connection is kept or shared: each fetch resolves and checks the name afresh.

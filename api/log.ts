@@ -3,6 +3,7 @@
 // values for credential-bearing parameters. One list of names serves both.
 import { pino, type Logger } from 'pino';
 import { LogBatches } from './log-batches.js';
+import { logFields } from './tracing.js';
 
 export { droppedLogLines } from './log-batches.js';
 
@@ -77,6 +78,8 @@ const options = (level: string, base: Record<string, unknown>): pino.LoggerOptio
   level,
   base: { ...base, pid: process.pid },
   timestamp: pino.stdTimeFunctions.isoTime,
+  // A line logged while a traced request is served names its trace and span (api/tracing.ts).
+  mixin: logFields,
   formatters: { level: (label) => ({ level: label }), log: (object) => capped(object) as Record<string, unknown> },
 });
 

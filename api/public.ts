@@ -17,8 +17,11 @@ export {
   oneOf,
   PASSWORD_MIN_LENGTH,
   str,
+  tracingOf,
 } from './config.js';
 export type { Env } from './config.js';
+// Traces: a span per reconcile, exported as the box exports its own (./tracing.ts).
+export { span, startTracing, stopTracing, type SpanNotes, type TracingConfig } from './tracing.js';
 export { OPERATOR_CONFIG_VARIABLES, variablesHelp } from './config-reference.js';
 export { ApiError, errorMessage, ValidationError } from './errors.js';
 export { createLogger, redactUrl, type Logger } from './log.js';

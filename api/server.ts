@@ -27,6 +27,7 @@ import { startOutbox } from './mail/outbox.js';
 import { noticeKinds } from './notice-kinds.js';
 import { startNotices } from './notices/outbox.js';
 import { createRequestLogger, type Logger } from './log.js';
+import { startTracing, stopTracing } from './tracing.js';
 import { Metrics } from './metrics.js';
 import { HookCaller } from './hooks/caller.js';
 import { onStop } from './policy/budget.js';
@@ -387,6 +388,8 @@ function warm(pool: Pool, n: number): void {
 
 export async function startServer(config: Config, databaseUrl: string, log: Logger): Promise<RunningServer> {
   let draining = false;
+  // Before the first request: off (OTEL_TRACES_EXPORTER unset), this loads nothing.
+  await startTracing(config.tracing, { 'boxauth.box': config.box });
   const box = await openBox(config, databaseUrl, log, { draining: () => draining });
   const { svc, listener } = box;
   const secure = config.tls ? httpsServer(config.tls, listener, log, { requestCert: config.clientCertificates.request }) : undefined;
@@ -421,6 +424,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs)]);
       clearTimeout(timer);
       await box.close(config.shutdownTimeoutMs);
+      // The spans of the last requests are exported before the process ends.
+      await stopTracing().catch((err: unknown) => log.warn({ err }, 'the last spans could not be exported'));
     },
   };
 }

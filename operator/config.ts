@@ -2,7 +2,19 @@
 // start-up with a message naming the variable.
 import os from 'node:os';
 import path from 'node:path';
-import { bool, ConfigError, type Env, int, listenHost, LOG_LEVELS, matching, oneOf, str } from '../api/public.js';
+import {
+  bool,
+  ConfigError,
+  type Env,
+  int,
+  listenHost,
+  LOG_LEVELS,
+  matching,
+  oneOf,
+  str,
+  tracingOf,
+  type TracingConfig,
+} from '../api/public.js';
 import { BOX_ISOLATIONS, type BoxIsolation } from './boxdb-names.js';
 
 export interface OperatorConfig {
@@ -41,6 +53,8 @@ export interface OperatorConfig {
   healthPort: number;
   healthHost: string;
   logLevel: string;
+  /** A span per reconcile over OTLP: the box's OTEL_* variables (api/config.ts tracingOf), service boxauth-operator. */
+  tracing: TracingConfig;
   shutdownTimeoutMs: number;
 }
 
@@ -149,6 +163,7 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     healthPort: int(env, 'BOXAUTH_OPERATOR_HEALTH_PORT', 8081, 0, 65535),
     healthHost: listenHost(env, 'BOXAUTH_OPERATOR_HEALTH_HOST'),
     logLevel: oneOf(env, 'BOXAUTH_LOG_LEVEL', LOG_LEVELS, 'info'),
+    tracing: tracingOf(env, 'boxauth-operator'),
     shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
 }

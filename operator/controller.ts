@@ -7,7 +7,7 @@
 // (recheck(): its database only, since Kubernetes announces the rest), or leaves
 // that to its Box's recheck (sweptByBox(): the records of a box, looked at in one
 // query per kind rather than one reconcile each).
-import type { Logger } from '../api/public.js';
+import { span, type Logger, type SpanNotes } from '../api/public.js';
 import type { Clock } from './clock.js';
 import { findCondition, setCondition, type Condition, type NewCondition } from './conditions.js';
 import type { EventRecorder } from './events.js';
@@ -182,6 +182,20 @@ export abstract class Controller<T extends Resource> {
       this.deps.metrics.reconciles.inc({ controller: this.name, result: 'skipped' });
       return;
     }
+    // One span per reconcile that does work (api/tracing.ts; off: a branch): the object, and how it ended.
+    return span('reconcile', { 'boxauth.controller': this.name, 'k8s.namespace.name': namespace, 'k8s.object.name': name }, (notes) =>
+      this.reconcileNow(key, obj, fingerprint, unchanged, force, notes),
+    );
+  }
+
+  private async reconcileNow(
+    key: string,
+    obj: T,
+    fingerprint: string,
+    unchanged: boolean,
+    force: boolean,
+    notes: SpanNotes,
+  ): Promise<{ requeueAfterMs?: number } | void> {
     const end = this.deps.metrics.reconcileSeconds.startTimer({ controller: this.name });
     try {
       const newGeneration = !obj.metadata.deletionTimestamp && obj.status?.observedGeneration !== obj.metadata.generation;
@@ -191,11 +205,14 @@ export abstract class Controller<T extends Resource> {
       // Ready, but to be looked at again (a SAML app's metadata the box has not fetched yet): the requeue must not be skipped.
       if (outcome.ready && outcome.requeueAfterMs === undefined) this.synced.set(key, fingerprint);
       else this.synced.delete(key);
-      this.deps.metrics.reconciles.inc({ controller: this.name, result: outcome.requeueAfterMs !== undefined ? 'requeue' : 'ok' });
+      const result = outcome.requeueAfterMs !== undefined ? 'requeue' : 'ok';
+      this.deps.metrics.reconciles.inc({ controller: this.name, result });
+      notes.setAttributes({ 'boxauth.reconcile.result': result, 'boxauth.reconcile.ready': outcome.ready });
       return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
     } catch (err) {
       this.synced.delete(key);
       this.deps.metrics.reconciles.inc({ controller: this.name, result: 'error' });
+      notes.setAttributes({ 'boxauth.reconcile.result': 'error' });
       throw err;
     } finally {
       end();

@@ -12,6 +12,8 @@ import {
   PortUnavailable,
   redactUrl,
   startEmbeddedPostgres,
+  startTracing,
+  stopTracing,
   variablesHelp,
 } from '../api/public.js';
 import { loadOperatorConfig, type OperatorConfig } from './config.js';
@@ -59,6 +61,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel, { component: 'operator', identity: config.identity });
+  await startTracing(config.tracing, { 'boxauth.operator.identity': config.identity });
   let kube: HttpKube;
   try {
     kube = HttpKube.fromEnvironment();
@@ -122,6 +125,7 @@ async function main(): Promise<void> {
     await health.close();
     kube.close();
     await embedded?.stop();
+    await stopTracing().catch((err: unknown) => log.warn({ err }, 'the last spans could not be exported'));
     log.info('stopped');
     process.exit(0);
   };

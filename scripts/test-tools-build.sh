@@ -18,6 +18,8 @@
 #             (the Go module version of Prometheus 3.16.0), without the service
 #             discovery plugins (the remove_all_sd tag: `check rules` needs none);
 #   extauthz  test/extauthz, Envoy's ext_authz gRPC client;
+#   otelcol   test/otelcol, an OpenTelemetry Collector of the Collector's own modules (the release
+#             its go.mod pins): the OTLP receiver and exporters the traces' tests read spans back through;
 #   traefik   the gateway tests' Traefik, from its Go module at $TRAEFIK_VERSION;
 #   spire-server, spire-agent  SPIRE v1.13.3 (test/e2e/spire.test.ts, the JWT-SVID journey): the Go
 #             tools of test/spire/go.mod (`go get -tool ...@$SPIRE_VERSION`), `go install`ed from there,
@@ -41,6 +43,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KSTATUS_DIR=$ROOT/test/kstatus
 EXTAUTHZ_DIR=$ROOT/test/extauthz
+OTELCOL_DIR=$ROOT/test/otelcol
 SPIRE_DIR=$ROOT/test/spire
 PY_REQUIREMENTS=$ROOT/test/py-client/requirements.txt
 CACHE=${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}
@@ -74,6 +77,9 @@ command -v python3 >/dev/null || die "python3 is not on PATH"
 
 KSTATUS_VERSION=$(cat "$KSTATUS_DIR"/go.mod "$KSTATUS_DIR"/go.sum "$KSTATUS_DIR"/*.go | sha256sum | cut -c1-16)
 EXTAUTHZ_VERSION=$(cat "$EXTAUTHZ_DIR"/go.mod "$EXTAUTHZ_DIR"/go.sum "$EXTAUTHZ_DIR"/*.go | sha256sum | cut -c1-16)
+OTELCOL_VERSION=$(cat "$OTELCOL_DIR"/go.mod "$OTELCOL_DIR"/go.sum "$OTELCOL_DIR"/*.go | sha256sum | cut -c1-16)
+# The Collector release test/otelcol/go.mod pins, which the binary reports (--version).
+OTELCOL_RELEASE=$(sed -n 's|^[[:space:]]*go.opentelemetry.io/collector/otelcol \(v[^ ]*\)$|\1|p' "$OTELCOL_DIR/go.mod")
 SPIRE_STAMP=$SPIRE_VERSION-$(cat "$SPIRE_DIR"/go.mod "$SPIRE_DIR"/go.sum | sha256sum | cut -c1-16)
 # test/support/py-client.ts computes the same name: keep the two in step.
 PY_VERSION=$(sha256sum "$PY_REQUIREMENTS" | cut -c1-16)
@@ -179,6 +185,19 @@ else
   log "built extauthz in $((SECONDS - start)) s"
 fi
 
+if stamped otelcol "$OTELCOL_VERSION"; then
+  log "otelcol $OTELCOL_VERSION: cached"
+else
+  log "building otelcol (test/otelcol, the Collector $OTELCOL_RELEASE; a few minutes cold)"
+  start=$SECONDS
+  [[ -n $OTELCOL_RELEASE ]] || die "test/otelcol/go.mod pins no go.opentelemetry.io/collector/otelcol"
+  (cd "$OTELCOL_DIR" && go build -trimpath -ldflags "-s -w -X main.version=$OTELCOL_RELEASE" -o "$TMP/otelcol" .) >&2
+  [[ $("$TMP/otelcol" --version 2>/dev/null) == *"$OTELCOL_RELEASE"* ]] || die "otelcol does not report version $OTELCOL_RELEASE"
+  mv -f "$TMP/otelcol" "$BIN/otelcol"
+  printf '%s\n' "$OTELCOL_VERSION" >"$BIN/.otelcol.version"
+  log "built otelcol in $((SECONDS - start)) s"
+fi
+
 if stamped promtool "$PROMETHEUS_VERSION"; then
   log "promtool $PROMETHEUS_VERSION: cached"
 else
@@ -250,4 +269,4 @@ build_venv
 exec 9>&-
 ((SPIRE)) && build_spire
 
-log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION, actionlint $ACTIONLINT_VERSION$( ((SPIRE)) && echo ", spire $SPIRE_STAMP"); python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"
+log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, otelcol $OTELCOL_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION, actionlint $ACTIONLINT_VERSION$( ((SPIRE)) && echo ", spire $SPIRE_STAMP"); python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"

@@ -29,6 +29,7 @@ import type { PresentedCertificate } from '../credentials/client-certificate.js'
 import { newSessionId } from '../store/sessions.js';
 import type { App, Client, PrincipalUser } from '../types.js';
 import { readTarget } from './path.js';
+import { span, tracingOn } from '../tracing.js';
 import type { AppRequest, AuthzenRequest, TxnSeen } from '../policy/requests.js';
 import { gateTxnToken, txnOfRequest } from './txn.js';
 import { appRequest, appSubjectOf, NOBODY, type Caller } from './request.js';
@@ -224,7 +225,22 @@ interface Asked {
  * in, step up), else deny by default. Whatever throws fails closed.
  */
 /** The decision on `g`, its CEL expressions under one budget (a gateway's request, or the AuthZEN request it is part of). */
-export const decide = (svc: DecisionServices, g: GateRequest): Promise<Decision> => withCelBudget(() => decideNow(svc, g));
+export const decide = (svc: DecisionServices, g: GateRequest): Promise<Decision> =>
+  tracingOn() ? tracedDecision(svc, g) : withCelBudget(() => decideNow(svc, g));
+
+/** The decision in a span of its own (api/tracing.ts): its door, app, verdict, status and reason, never the caller's credential. */
+const tracedDecision = (svc: DecisionServices, g: GateRequest): Promise<Decision> =>
+  span('decision', { 'boxauth.door': g.door, 'boxauth.app': g.app ?? '' }, async (notes) => {
+    const d = await withCelBudget(() => decideNow(svc, g));
+    notes.setAttributes({
+      'boxauth.app': d.app ?? '',
+      'boxauth.decision': d.allowed ? 'allow' : 'deny',
+      'boxauth.decision.status': d.status,
+      'boxauth.decision.reason': d.reason,
+      'boxauth.decision.id': d.id,
+    });
+    return d;
+  });
 
 async function decideNow(svc: DecisionServices, g: GateRequest): Promise<Decision> {
   const id = newSessionId();

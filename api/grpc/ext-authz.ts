@@ -19,6 +19,7 @@ import { errorMessage } from '../errors.js';
 import { portUnavailable } from '../listen.js';
 import type { Decisions } from '../decision/record.js';
 import { projectPath } from '../paths.js';
+import { callSpan } from '../tracing.js';
 import { checkResponseOf, gateRequestOf, malformedResponse, unansweredResponse, type CheckRequest, type CheckResponse } from './check.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -78,6 +79,9 @@ export function authorizationService(): grpc.ServiceDefinition<grpc.UntypedServi
  * is logged and answered as a refusal (503) for that check alone: an error here never ends the
  * process, and the gateway fails closed on it.
  */
+const CHECK = 'envoy.service.auth.v3.Authorization/Check';
+const CHECK_ATTRIBUTES = { 'rpc.system': 'grpc', 'rpc.service': 'envoy.service.auth.v3.Authorization', 'rpc.method': 'Check' };
+
 export function checkHandler(
   svc: ExtAuthzServices,
 ): (call: Pick<grpc.ServerUnaryCall<CheckRequest, CheckResponse>, 'request'>, callback: grpc.sendUnaryData<CheckResponse>) => void {
@@ -94,9 +98,11 @@ export function checkHandler(
     const started = process.hrtime.bigint();
     new Promise<CheckResponse>((resolve) => {
       const gate = gateRequestOf(call.request, svc.config.gateBodyBytes);
-      if ('refused' in gate) return resolve(malformedResponse(gate.refused));
+      // The check's span is a child of the app's request: its traceparent is among the headers Envoy sends.
       resolve(
-        decide(svc, gate).then((d) => {
+        callSpan(CHECK, 'refused' in gate ? {} : gate.headers, CHECK_ATTRIBUTES, async () => {
+          if ('refused' in gate) return malformedResponse(gate.refused);
+          const d = await decide(svc, gate);
           svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
           return checkResponseOf(svc.config.box, d, (gate.headers.accept ?? '').includes('text/html'), Object.keys(gate.headers));
         }),

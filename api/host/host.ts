@@ -3,6 +3,7 @@
 // the box; the box's own listener answers, over its own database role, keys,
 // caches and metrics, exactly as its dedicated process would. A Host that is no
 // box's reaches only the host's /healthz and /readyz (the kubelet's probes).
+import { startTracing, stopTracing } from '../tracing.js';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import promClient from 'prom-client';
@@ -80,6 +81,8 @@ export function boxOfHost(byHost: ReadonlyMap<string, HostedBox>, header: string
 
 export async function startHost(config: Config, hostEnv: Env, log: Logger): Promise<RunningHost> {
   const settings = config.hosted!;
+  // One exporter for the process: a request's span names the host it was sent to (server.address), so its box (api/tracing.ts).
+  await startTracing(config.tracing, { 'boxauth.host': true });
   const boxes = new Map<string, HostedBox>();
   const metrics = hostMetrics(boxes);
   const stopCounting = onStop((limit) => metrics.policyStops.inc({ limit }));
@@ -185,6 +188,7 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
       clearTimeout(timer);
       await Promise.all([...boxes.values()].map((box) => box.close(config.shutdownTimeoutMs)));
       metricsServer.close();
+      await stopTracing().catch((err: unknown) => log.warn({ err }, 'the last spans could not be exported'));
     },
   };
 }

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { redactUrl } from '../log.js';
+import { nameRequestSpan, requestSpan } from '../tracing.js';
 import type { Services } from '../services.js';
 import { authenticate, authorize } from './auth.js';
 import { checkedRequestLine } from './edge.js';
@@ -49,6 +50,7 @@ type LogRequest = (method: string, url: string, route: string, status: number, s
 /** Metrics and the log line of one answered request. */
 function requestLogger(svc: Services): LogRequest {
   return (method, url, route, status, seconds) => {
+    nameRequestSpan(method, route);
     svc.metrics.requests.inc({ method, route, status });
     svc.metrics.duration.observe({ method, route }, seconds);
     svc.requestLog.info({ method, url: redactUrl(url), status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
@@ -93,7 +95,8 @@ export function createRequestListener(svc: Services, options: AppOptions): (req:
     // Stopping: a keep-alive connection ends after its answer, so that its client's next request opens
     // a connection that the load balancer sends to another replica (api/server.ts, stop()).
     if (options.draining()) res.setHeader('Connection', 'close');
-    listener(req, res);
+    // One span per request, a child of the caller's traceparent (api/tracing.ts; off: listener alone).
+    requestSpan(req, res, () => listener(req, res));
   };
 }
 

@@ -21,6 +21,7 @@ import type { NoticeConfig } from '../config.js';
 import type { Queryable } from '../db/pool.js';
 import { addressAllowed, addressProblem, guardedLookup, literalAddress, parseCidr, type AddressRules } from '../outbound.js';
 import { readNoticeAllowedAddresses } from '../store/notices.js';
+import { outboundAttributes, outboundSpan } from '../tracing.js';
 
 /** The most of a receiver's answer that is read (the rest is dropped with the connection). */
 export const MAX_ANSWER_BYTES = 64 * 1024;
@@ -184,6 +185,17 @@ export async function postToReceiver(url: string, request: ReceiverRequest, rule
   const target = new URL(url);
   const plain = target.protocol === 'http:';
   if (request.signal?.aborted) throw new ReceiverError('the deadline passed before the request was made');
+  // A hook, a webhook, a logout token: its span is a child of what sent it, and the receiver is given the trace.
+  return outboundSpan('POST', outboundAttributes('POST', target), (trace) => posted(target, plain, trace, request, rules));
+}
+
+async function posted(
+  target: URL,
+  plain: boolean,
+  trace: Record<string, string>,
+  request: ReceiverRequest,
+  rules: ReceiverRules,
+): Promise<ReceiverAnswer> {
   // The box's deadline is a timer cleared once the answer is read: one left to fire seconds after
   // each request (AbortSignal.timeout) is paid for at every request under load (make bench, hooks).
   let late = false;
@@ -196,7 +208,7 @@ export async function postToReceiver(url: string, request: ReceiverRequest, rule
         target,
         {
           method: 'POST',
-          headers: { ...request.headers, 'Content-Length': String(body.length) },
+          headers: { ...trace, ...request.headers, 'Content-Length': String(body.length) },
           lookup: receiverLookup(rules, plain),
           ...(request.ca !== undefined && !plain ? { ca: request.ca } : {}),
           // No connection is kept or shared unless the caller keeps them: each request resolves and checks the name afresh.

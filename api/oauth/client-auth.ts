@@ -27,6 +27,7 @@ import { type CertificateMethod, isCertificateMethod, type PresentedCertificate 
 import { certificateAuthentication, type CertificateAuthServices } from './certificate-auth.js';
 import { JWT_SPIFFE, type SpiffeClientAuth, type SpiffeIdentity } from './spiffe.js';
 import { fapi2AuthMethodRefusal } from './fapi2.js';
+import { span } from '../tracing.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -306,6 +307,20 @@ export async function authenticateClient(
   mode: ClientAuthentication,
   permits: (client: Client) => boolean = () => true,
   spending: AssertionSpending = 'now',
+): Promise<AuthenticatedClient> {
+  return span('client authentication', { 'oauth.client_id': presented.clientId ?? '' }, async (notes) => {
+    const client = await authenticatedClient(svc, presented, mode, permits, spending);
+    notes.setAttributes({ 'oauth.client_id': client.resource.id, 'boxauth.client_auth.method': client.method });
+    return client;
+  });
+}
+
+async function authenticatedClient(
+  svc: ClientAuthServices,
+  presented: PresentedClient,
+  mode: ClientAuthentication,
+  permits: (client: Client) => boolean,
+  spending: AssertionSpending,
 ): Promise<AuthenticatedClient> {
   const client = await authenticatedSomehow(svc, presented, mode, permits, spending);
   // A client that declared how it authenticates, or a fapi2 one (./fapi2.ts), is refused any other way.

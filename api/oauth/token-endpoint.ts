@@ -3,6 +3,7 @@
 // the grant by grant_type, its required parameters, client authentication as the
 // grant declares it, whether the client may use the grant; then the grant's own
 // handler. Metrics count issued tokens and refusals here, once for all grants.
+import { noteRequest } from '../tracing.js';
 import { ApiError } from '../errors.js';
 import type { Audit } from '../audit.js';
 import type { RefreshHolders } from '../cache/refresh-holders.js';
@@ -124,6 +125,7 @@ async function issue(
       `grant_type "${grantType}" is not supported (supported: ${[...grants.keys()].join(', ')})`,
     );
   attempt.grant = grant.type;
+  noteRequest({ 'oauth.grant_type': grant.type });
   for (const name of grant.requiredParameters) required(params, name);
   const presented = presentedClient(request, params);
   if (presented.clientId) attempt.client = presented.clientId;

@@ -131,6 +131,16 @@ export function stopMessage(stop: Stop, perCall: number): string {
   }
 }
 
+/** The units the last evaluation metered spent, until takeSpent() takes them. */
+let lastSpent = 0;
+
+/** The units spent by the evaluation metered since the last call (0: none was metered, as engine `allow`): a policy's span says them. */
+export function takeSpent(): number {
+  const spent = lastSpent;
+  lastSpent = 0;
+  return spent;
+}
+
 /** The limit that stopped the last evaluation metered (none: it ran within them). */
 let lastStop: Stop | undefined;
 
@@ -206,6 +216,7 @@ export function metered<T>(run: () => T, perCall: number = EVALUATION_LIMITS.per
   decisionLeft -= cost;
   turn.spent += cost;
   beginTurn();
+  lastSpent = spent;
   // An evaluation over the limit may still end in a value (CEL's `stopped || true`): it is stopped all the same.
   lastStop = undefined;
   if (!over && spent <= allowed) return { value, stopped: undefined };

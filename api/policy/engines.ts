@@ -14,7 +14,8 @@ import {
   type CelEnvironmentName,
   type CompiledCel,
 } from './cel/index.js';
-import { EVALUATION_LIMITS, metered, spend, stopMessage } from './budget.js';
+import { EVALUATION_LIMITS, metered, spend, stopMessage, takeSpent } from './budget.js';
+import { span, tracingOn } from '../tracing.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 import { chargeValidation, referenceErrors } from './schema-work.js';
@@ -148,7 +149,29 @@ function meteredRule(rule: Rule): Rule {
 const compiledCel = (policy: AccessPolicy): CompiledCel => compileCel(policy.cel ?? '', celEnvironmentOf(policy));
 
 /** `ajv` (from createPolicyAjv) holds the compiled schemas: one instance per loaded policy set, dropped with it. */
-export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
+export const compilePolicy = (policy: AccessPolicy, ajv: Ajv): Rule => traced(policy, compileRule(policy, ajv));
+
+/**
+ * Each evaluation of `rule` in a span of its own when traces are on (api/tracing.ts): the policy,
+ * its engine, the units of work it spent (./budget.ts) and its verdict. Never the request object.
+ */
+function traced(policy: AccessPolicy, rule: Rule): Rule {
+  const attributes = { 'boxauth.policy': policy.id, 'boxauth.policy.engine': policy.engine, 'boxauth.app': policy.app ?? '' };
+  return {
+    test: (request) =>
+      tracingOn()
+        ? span('policy', attributes, (notes) => {
+            takeSpent();
+            const allows = rule.test(request);
+            notes.setAttributes({ 'boxauth.policy.verdict': allows ? 'allows' : 'denies', 'boxauth.policy.units': takeSpent() });
+            return allows;
+          })
+        : rule.test(request),
+    why: (request) => rule.why(request),
+  };
+}
+
+function compileRule(policy: AccessPolicy, ajv: Ajv): Rule {
   switch (policy.engine) {
     case 'allow':
       return { test: () => true, why: () => undefined };

@@ -105,6 +105,23 @@ export interface BoxSpec {
   publicSubjects?: 'sequential' | 'opaque';
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /**
+   * Traces of the box's pods over OTLP/HTTP (docs/operations/traces.md) - set, the pods export a span per request with OTEL_TRACES_EXPORTER=otlp and the variables below; unset, traces are off.
+   */
+  tracing?: {
+    /**
+     * The collector's OTLP/HTTP address (OTEL_EXPORTER_OTLP_ENDPOINT; spans go to /v1/traces under it), e.g. http://otel-collector.observability:4318.
+     */
+    endpoint: string;
+    /**
+     * Which traces are kept (OTEL_TRACES_SAMPLER); unset, parentbased_always_on - the caller's choice, and every trace that starts at the box.
+     */
+    sampler?: 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
+    /**
+     * The ratio of the traceidratio samplers (OTEL_TRACES_SAMPLER_ARG), e.g. 0.01 for 1 %; unset, 1.
+     */
+    ratio?: number;
+  };
+  /**
    * The API image; unset, the operator's own image (one image serves both).
    */
   image?: string;

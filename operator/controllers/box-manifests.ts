@@ -169,6 +169,7 @@ export function apiEnv(box: BoxResource, { pooled }: Pick<DeploymentSettings, 'p
     secretEnv('BOXAUTH_SIGNING_KEY', names.secrets.signingKey, SIGNING_KEY_FILE),
     secretEnv('BOXAUTH_FACTOR_KEY', names.secrets.factorKey, FACTOR_KEY_FILE),
     { name: 'BOXAUTH_LOG_LEVEL', value: spec.logLevel ?? 'info' },
+    ...(spec.tracing ? tracingEnv(spec.tracing) : []),
     ...(spec.publicSubjects ? [{ name: 'BOXAUTH_PUBLIC_SUBJECTS', value: spec.publicSubjects }] : []),
     // After SIGTERM (and the preStop pause below), two seconds of answers with Connection: close: the
     // clients' keep-alive connections end cleanly, not under a request (docs/kubernetes/laptop-cluster.md).
@@ -183,6 +184,16 @@ export function apiEnv(box: BoxResource, { pooled }: Pick<DeploymentSettings, 'p
         ]
       : []),
     ...(spec.smtp ? smtpEnv(spec.smtp) : []),
+  ];
+}
+
+/** Box.spec.tracing as the OpenTelemetry SDK's variables the box reads (api/config.ts tracingOf). */
+function tracingEnv(tracing: NonNullable<BoxSpec['tracing']>): EnvVar[] {
+  return [
+    { name: 'OTEL_TRACES_EXPORTER', value: 'otlp' },
+    { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: tracing.endpoint },
+    ...(tracing.sampler ? [{ name: 'OTEL_TRACES_SAMPLER', value: tracing.sampler }] : []),
+    ...(tracing.ratio !== undefined ? [{ name: 'OTEL_TRACES_SAMPLER_ARG', value: String(tracing.ratio) }] : []),
   ];
 }
 

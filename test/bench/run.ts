@@ -20,6 +20,7 @@ import { benchDpop, DPOP_KEYS, dpopTokenRequests, measureOnce, PROOFS, proofChec
 import { appTokens, seedApp } from './decisions.js';
 import { extauthzAvailable } from './grpc-load.js';
 import { bareCallCpu, hookLines, hookSummaries, startBenchHooks, type HookRowSummary } from './hook-bench.js';
+import { traceSink } from './trace-sink.js';
 import { benchHa, failoverLine, HA_KEYS, type HaResults } from './ha-bench.js';
 import { wrkAvailable, type BenchRequest } from './load.js';
 import { LOAD, measure as measureLoad, rowOfFailure, type Row } from './measure.js';
@@ -461,6 +462,37 @@ async function main(): Promise<void> {
       await box.launch();
     }
 
+    // The JWT row again with traces on (issue 84), every request a span tree at 100 %, one in a hundred at 1 %,
+    // exported to a sink that drops them: what tracing costs, as a ratio to the same row without.
+    const tracing: { percent: number; rps: number; ratio: number; exports: number }[] = [];
+    if (jwtScenario && baselines.has('cc_jwt') && (!ONLY || ONLY.includes('traces'))) {
+      const sink = await traceSink();
+      try {
+        for (const [percent, ratio] of [
+          [1, '0.01'],
+          [100, '1'],
+        ] as const) {
+          await box.stop();
+          await box.launch({
+            OTEL_TRACES_EXPORTER: 'otlp',
+            OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+            OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+            OTEL_TRACES_SAMPLER_ARG: ratio,
+          });
+          const exports = sink.received.exports;
+          const row = await measureRow(jwtScenario, `cc_jwt_traced_${percent}`, `${jwtScenario.title}, traced at ${percent} %`);
+          judge(row, { durable: 'token' }, baselines);
+          rows.push(row);
+          if (!row.failed)
+            tracing.push({ percent, rps: row.rps, ratio: row.rps / baselines.get('cc_jwt')!, exports: sink.received.exports - exports });
+        }
+      } finally {
+        await box.stop();
+        await box.launch();
+        await sink.close();
+      }
+    }
+
     let scale: { clients: number; sessions: number; dpopProofs: number; ratio: number; dpopRatio?: number } | undefined;
     if (SCALE_SESSIONS > 0 && jwtScenario) {
       await box.stop();
@@ -539,6 +571,10 @@ async function main(): Promise<void> {
       process.stdout.write(
         `\nclient_credentials JWT: ${Math.round(workers.one).toLocaleString('en')}/s at 1 API worker, ${Math.round(workers.all).toLocaleString('en')}/s at ${WORKERS}: ${workers.ratio.toFixed(2)} ×\n`,
       );
+    for (const t of tracing)
+      process.stdout.write(
+        `\nclient_credentials JWT traced at ${t.percent} %: ${Math.round(t.rps).toLocaleString('en')}/s, ${t.ratio.toFixed(2)} × the same row untraced (${t.exports} exports)\n`,
+      );
     if (scale)
       process.stdout.write(
         `\nwith ${scale.clients.toLocaleString('en')} clients, ${scale.sessions.toLocaleString('en')} sessions and ${scale.dpopProofs.toLocaleString('en')} DPoP proofs: ` +
@@ -564,6 +600,7 @@ async function main(): Promise<void> {
           ceilingInFlight: inFlight,
           scenarios: rows.map((r) => ({ ...r, met: r.goals ? r.targets.length === 0 : undefined })),
           workerScaling: workers,
+          tracing,
           scale,
           decisionDatabase: decisions?.db,
           dpopProofCheckCpuUs: proofCpu,

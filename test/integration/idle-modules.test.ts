@@ -1,5 +1,6 @@
 // A box loads what it uses (issue 82): the SAML, CEL, RE2 and LDAP stacks, and gRPC where it is not
-// served, are loaded by the first request that needs them, never by the start. Each is megabytes of
+// served, are loaded by the first request that needs them, never by the start; the OpenTelemetry SDK
+// only with traces on (issue 84). Each is megabytes of
 // every box pod's memory (docs/performance.md#an-idle-box). The box's processes run with
 // dist/test/support/module-trace.js, which writes every file they loaded when they exit.
 import { expect } from 'chai';
@@ -11,7 +12,22 @@ import { Box } from '../support/box.js';
 import { loadedOf } from '../support/module-trace.js';
 
 /** What a box that serves none of these features must not load, by package. */
-const LAZY = ['xml-crypto', 'xml-encryption', '@xmldom/xmldom', 'xpath', 'libxml2-wasm', '@bufbuild/cel', 're2js', 'ldapts'];
+const LAZY = [
+  'xml-crypto',
+  'xml-encryption',
+  '@xmldom/xmldom',
+  'xpath',
+  'libxml2-wasm',
+  '@bufbuild/cel',
+  're2js',
+  'ldapts',
+  // Traces are off unless OTEL_TRACES_EXPORTER says otlp (api/tracing.ts); the API alone is prom-client's.
+  '@opentelemetry/sdk-trace',
+  '@opentelemetry/context-async-hooks',
+  '@opentelemetry/core',
+  '@opentelemetry/resources',
+  '@opentelemetry/exporter-trace-otlp-proto',
+];
 /** Never in a box at all: the test tools. */
 const NEVER = ['playwright', 'playwright-core', 'mocha', 'chai'];
 

@@ -198,4 +198,35 @@ describe('SMTP configuration', function () {
     );
     refused({ BOXAUTH_SMTP_URL: 'smtp://mail.example.com', ...from, BOXAUTH_MAIL_LEASE_SECONDS: '1' }, /BOXAUTH_MAIL_LEASE_SECONDS/);
   });
+
+  it('traces: off unless OTEL_TRACES_EXPORTER=otlp, the standard OTEL_* variables read as the SDK reads them', function () {
+    expect(loadConfig({}).tracing).to.deep.include({
+      exporter: 'none',
+      sampler: 'parentbased_always_on',
+      ratio: 1,
+      serviceName: 'boxauth',
+    });
+    const on = loadConfig({
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.01',
+      OTEL_SERVICE_NAME: 'auth',
+    }).tracing;
+    expect(on).to.deep.equal({
+      exporter: 'otlp',
+      endpoint: 'http://collector:4318/v1/traces',
+      sampler: 'parentbased_traceidratio',
+      ratio: 0.01,
+      serviceName: 'auth',
+    });
+    expect(
+      loadConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://c.example/t' }).tracing.endpoint,
+    ).to.equal('https://c.example/t');
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }).tracing.exporter).to.equal('none');
+    expect(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' })).to.throw(ConfigError, /OTEL_TRACES_EXPORTER/);
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'sometimes' })).to.throw(ConfigError, /OTEL_TRACES_SAMPLER/);
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: '2' })).to.throw(ConfigError, /OTEL_TRACES_SAMPLER_ARG/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).to.throw(ConfigError, /OTEL_EXPORTER_OTLP_ENDPOINT/);
+  });
 });

@@ -6,6 +6,7 @@ import { errors } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { isLoopback } from '../../mail/transport.js';
 import { UPSTREAM_TIMEOUT_MS, UpstreamError } from './profile.js';
+import { outboundAttributes, outboundSpan } from '../../tracing.js';
 
 /** `raw` as a URL the box may call: https, or http to a loopback host. */
 export function providerUrl(raw: string, what: string): URL {
@@ -23,7 +24,22 @@ export function providerUrl(raw: string, what: string): URL {
  * fetch with the provider's time limit (the body's reading included), no redirects followed, and a
  * provider that answers 5xx taken as down. Given to oauth4webapi and jose as their fetch.
  */
-export async function upstreamFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+export function upstreamFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+  const target = new URL(url);
+  // A client span under the sign-in's request; the provider is given its trace context.
+  return outboundSpan(init.method ?? 'GET', outboundAttributes(init.method ?? 'GET', target), (trace) =>
+    fetchedFrom(url, Object.keys(trace).length === 0 ? init : { ...init, headers: withTrace(init.headers, trace) }),
+  );
+}
+
+/** `headers` with the trace context's added (the caller's own kept). */
+function withTrace(headers: HeadersInit | undefined, trace: Record<string, string>): Headers {
+  const out = new Headers(headers);
+  for (const [name, value] of Object.entries(trace)) out.set(name, value);
+  return out;
+}
+
+async function fetchedFrom(url: string | URL, init: RequestInit): Promise<Response> {
   const timeout = AbortSignal.timeout(UPSTREAM_TIMEOUT_MS);
   const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
   const where = new URL(url).origin;

@@ -77,6 +77,9 @@ export function describeCrds(): void {
       expect(await refused('Box', { jwtAlg: 'HS256' })).to.match(/spec\.jwtAlg: Unsupported value: "HS256"/);
       expect(await refused('Box', { baseUrl: 'ftp://x' })).to.include('spec.baseUrl');
       expect(await refused('Box', { workloadNamespaces: ['Team_A'] })).to.include('spec.workloadNamespaces[0]');
+      expect(await refused('Box', { tracing: { endpoint: 'otel-collector:4318' } })).to.include('spec.tracing.endpoint');
+      expect(await refused('Box', { tracing: { endpoint: 'http://c:4318', ratio: 2 } })).to.include('spec.tracing.ratio');
+      expect(await refused('Box', { tracing: { sampler: 'always_on' } })).to.include('spec.tracing.endpoint');
     });
 
     it('gives a Box a default for every field, so spec: {} is a box', async function () {

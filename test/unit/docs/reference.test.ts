@@ -19,7 +19,7 @@ describe('generated reference pages', function () {
   ] as const) {
     it(`api/config-reference.ts lists every variable ${source} reads, and none it does not`, function () {
       const code = fs.readFileSync(projectPath(...source.split('/')), 'utf8');
-      const read = new Set([...code.matchAll(/'((?:BOXAUTH_[A-Z0-9_]+)|DATABASE_URL)'/g)].map((m) => m[1]!));
+      const read = new Set([...code.matchAll(/'((?:BOXAUTH_[A-Z0-9_]+)|(?:OTEL_[A-Z0-9_]+)|DATABASE_URL)'/g)].map((m) => m[1]!));
       const listed = new Set(variables.flatMap((v) => v.names));
       expect(
         [...read].filter((name) => !listed.has(name)),

@@ -101,4 +101,21 @@ describe('box manifests: branding', function () {
     ]);
     expect(container(box()).env.filter((e) => e.name.startsWith('BOXAUTH_BRAND_'))).to.deep.equal([]);
   });
+
+  it("gives the pods Box.spec.tracing as the OpenTelemetry SDK's variables, and none without it (traces off)", function () {
+    const otel = (b: BoxResource): { name: string; value?: string }[] => container(b).env.filter((e) => e.name.startsWith('OTEL_'));
+    expect(
+      otel(box({ tracing: { endpoint: 'http://otel-collector.observability:4318', sampler: 'parentbased_traceidratio', ratio: 0.01 } })),
+    ).to.deep.equal([
+      { name: 'OTEL_TRACES_EXPORTER', value: 'otlp' },
+      { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://otel-collector.observability:4318' },
+      { name: 'OTEL_TRACES_SAMPLER', value: 'parentbased_traceidratio' },
+      { name: 'OTEL_TRACES_SAMPLER_ARG', value: '0.01' },
+    ]);
+    expect(otel(box({ tracing: { endpoint: 'http://c:4318' } })).map((e) => e.name)).to.deep.equal([
+      'OTEL_TRACES_EXPORTER',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+    ]);
+    expect(otel(box())).to.deep.equal([]);
+  });
 });
