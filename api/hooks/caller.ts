@@ -60,7 +60,7 @@ export interface Needs {
 }
 
 /** The defaults of crds/hook.yaml, for a record written through the REST API without them. */
-export const HOOK_DEFAULTS = { timeoutSeconds: 2, failurePolicy: 'Fail', maxInFlight: 8 } as const;
+export const HOOK_DEFAULTS = { timeoutSeconds: 2, failurePolicy: 'Fail', maxInFlight: 32 } as const;
 
 /** The circuit breaker of each Hook: `failures` failed calls in a row open it for `openMs`; then one call probes. */
 export const BREAKER = { failures: 5, openMs: 30_000 } as const;

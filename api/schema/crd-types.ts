@@ -1145,7 +1145,7 @@ export interface HookSpec {
    */
   failurePolicy?: 'Fail' | 'Ignore';
   /**
-   * Calls to this hook at once, per process of the box; one more gets the failure policy at once.
+   * Calls to this hook at once, per process of the box; one more gets the failure policy at once (a bound, not a queue: the default leaves room for a burst of token requests, a hook 50 ms away answers 640 a second per process).
    */
   maxInFlight?: number;
   /**
