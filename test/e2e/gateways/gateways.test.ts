@@ -14,6 +14,7 @@ import { ancestorsOf, appTrace, Collector, type ExportedSpan } from '../../suppo
 import { ath, newKey, proof } from '../../support/dpop.js';
 import { freePort } from '../../support/ports.js';
 import { userToken } from '../../support/user-token.js';
+import { TRAEFIK_LISTED_PREFIX } from './configs.js';
 import { startGateway, startUpstream, type Gateway, type GatewayName, type Received, type Upstream } from './launch.js';
 
 const GATEWAYS: GatewayName[] = ['nginx', 'caddy', 'traefik'];
@@ -337,28 +338,30 @@ describe('real gateways in front of an app', function () {
   }
 
   it("each gateway passes the app's traceparent on: the decision is a span of the app's trace, beneath the app's span", async function () {
-    // One request through each gateway, then one wait: the box exports its spans in batches, every 5 s.
-    const traces = new Map<GatewayName, ReturnType<typeof appTrace>>();
-    for (const name of GATEWAYS) {
+    // Each gateway as the guide configures it, and Traefik with the traces page's authRequestHeaders list.
+    const asked: [label: string, name: GatewayName, path: string][] = [
+      ...GATEWAYS.map((name): [string, GatewayName, string] => [name, name, '/docs/traced']),
+      ['traefik with authRequestHeaders', 'traefik', `${TRAEFIK_LISTED_PREFIX}docs/traced`],
+    ];
+    // One request through each, then one wait: the box exports its spans in batches, every 5 s.
+    const traces = new Map<string, ReturnType<typeof appTrace> & { app: string; decision: string }>();
+    for (const [label, name, path] of asked) {
       const trace = appTrace();
-      traces.set(name, trace);
       const token = await indexerToken(name);
-      const res = await through(name, '/docs/traced', { headers: { Authorization: `Bearer ${token}`, traceparent: trace.traceparent } });
-      expect(res.status, name).to.equal(200);
+      const res = await through(name, path, { headers: { Authorization: `Bearer ${token}`, traceparent: trace.traceparent } });
+      // The listed router's path is outside the indexer's policy (/docs/…): refused, a decision all the same.
+      expect(res.status, label).to.equal(path === '/docs/traced' ? 200 : 403);
+      traces.set(label, { ...trace, app: appOf(name), decision: res.status === 200 ? 'allow' : 'deny' });
     }
     const decided = (traceId: string) => (s: ExportedSpan) => s.name === 'decision' && s.traceId === traceId;
     const all = await collector.waitFor(
       (spans) => [...traces.values()].every((t) => spans.some(decided(t.traceId))),
       "the decisions of the gateways' traces",
     );
-    for (const [name, { traceId, spanId }] of traces) {
+    for (const [name, { traceId, spanId, app, decision: verdict }] of traces) {
       const spans = all.filter((s) => s.traceId === traceId);
       const decision = spans.find(decided(traceId))!;
-      expect(decision.attributes, name).to.include({
-        'boxauth.app': appOf(name),
-        'boxauth.door': 'forward-auth',
-        'boxauth.decision': 'allow',
-      });
+      expect(decision.attributes, name).to.include({ 'boxauth.app': app, 'boxauth.door': 'forward-auth', 'boxauth.decision': verdict });
       // The topmost of its spans in the box is the forward-auth request, whose parent is the app's span.
       const top = spans.find((s) => s.spanId === (ancestorsOf(spans, decision).at(-1) ?? decision.spanId))!;
       expect(top.name, name).to.equal('GET /authz/forward-auth/:app');
