@@ -17,7 +17,7 @@ import { freePort } from '../support/ports.js';
 import { benchServer, checkpoint, freshDatabase, runSql, showSetting } from './database.js';
 import { benchDecisions, DECISION_KEYS, type DecisionResults } from './decision-bench.js';
 import { benchDpop, DPOP_KEYS, dpopTokenRequests, measureOnce, PROOFS, proofCheckCpu } from './dpop-bench.js';
-import { appTokens, seedApp } from './decisions.js';
+import { appTokens, forwardAuthRequest, seedApp } from './decisions.js';
 import { extauthzAvailable } from './grpc-load.js';
 import { bareCallCpu, hookLines, hookSummaries, startBenchHooks, type HookRowSummary } from './hook-bench.js';
 import { traceSink } from './trace-sink.js';
@@ -216,6 +216,14 @@ function assertionBound(baselines: Map<Baseline, number>): string | undefined {
     `(its ceiling ${(assertion / token).toFixed(2)} × the token ceiling); on top of the cc_jwt row's cost the private_key_jwt ` +
     `row can reach at most ${bound.toFixed(2)} × cc_jwt here`
   );
+}
+
+/** A row measured again with traces on: what it is called, its rate untraced, and how it is measured under a key and title. */
+interface TracedRow {
+  of: string;
+  title: string;
+  untraced: number;
+  measure(key: string, title: string): Promise<Row>;
 }
 
 /** A row whose measurement failed: zeros, and why (said in the log). */
@@ -462,10 +470,38 @@ async function main(): Promise<void> {
       await box.launch();
     }
 
-    // The JWT row again with traces on (issue 84), every request a span tree at 100 %, one in a hundred at 1 %,
-    // exported to a sink that drops them: what tracing costs, as a ratio to the same row without.
-    const tracing: { percent: number; rps: number; ratio: number; exports: number }[] = [];
-    if (jwtScenario && baselines.has('cc_jwt') && (!ONLY || ONLY.includes('traces'))) {
+    // The JWT row and the forward-auth decision row with a JWT again with traces on (issue 84), every request a span
+    // tree at 100 %, one in a hundred at 1 %, exported to a sink that drops them: what tracing costs, as a ratio to the
+    // same row without.
+    const traced: TracedRow[] = [];
+    if (jwtScenario && baselines.has('cc_jwt'))
+      traced.push({
+        of: 'cc_jwt',
+        title: jwtScenario.title,
+        untraced: baselines.get('cc_jwt')!,
+        measure: async (key, title) => {
+          const row = await measureRow(jwtScenario, key, title);
+          judge(row, { durable: 'token' }, baselines);
+          return row;
+        },
+      });
+    const decideJwt = decisions?.rows.find((r) => r.key === 'decide_http_jwt' && !r.failed);
+    if (decideJwt)
+      traced.push({
+        of: 'decide_http_jwt',
+        title: decideJwt.title,
+        untraced: decideJwt.rps,
+        measure: async (key, title) => {
+          await checkpoint(db.url);
+          const row = await measure(box!.url, box!.process!.pid!, db.postgresPid, key, title, [forwardAuthRequest(tokens.jwt)]);
+          if (row.failures > 0) row.targets.push('failures');
+          const ceiling = rows.find((r) => r.key === 'ceiling_decision_http' && !r.failed);
+          if (ceiling) row.ratio = row.rps / ceiling.rps;
+          return row;
+        },
+      });
+    const tracing: { row: string; percent: number; rps: number; ratio: number; exports: number }[] = [];
+    if (traced.length > 0 && (!ONLY || ONLY.includes('traces'))) {
       const sink = await traceSink();
       try {
         for (const [percent, ratio] of [
@@ -479,12 +515,15 @@ async function main(): Promise<void> {
             OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
             OTEL_TRACES_SAMPLER_ARG: ratio,
           });
-          const exports = sink.received.exports;
-          const row = await measureRow(jwtScenario, `cc_jwt_traced_${percent}`, `${jwtScenario.title}, traced at ${percent} %`);
-          judge(row, { durable: 'token' }, baselines);
-          rows.push(row);
-          if (!row.failed)
-            tracing.push({ percent, rps: row.rps, ratio: row.rps / baselines.get('cc_jwt')!, exports: sink.received.exports - exports });
+          for (const t of traced) {
+            const exports = sink.received.exports;
+            const row = await t
+              .measure(`${t.of}_traced_${percent}`, `${t.title}, traced at ${percent} %`)
+              .catch((err: unknown) => failedRow(`${t.of}_traced_${percent}`, `${t.title}, traced at ${percent} %`, err));
+            rows.push(row);
+            if (!row.failed)
+              tracing.push({ row: t.of, percent, rps: row.rps, ratio: row.rps / t.untraced, exports: sink.received.exports - exports });
+          }
         }
       } finally {
         await box.stop();
@@ -573,7 +612,7 @@ async function main(): Promise<void> {
       );
     for (const t of tracing)
       process.stdout.write(
-        `\nclient_credentials JWT traced at ${t.percent} %: ${Math.round(t.rps).toLocaleString('en')}/s, ${t.ratio.toFixed(2)} × the same row untraced (${t.exports} exports)\n`,
+        `\n${t.row} traced at ${t.percent} %: ${Math.round(t.rps).toLocaleString('en')}/s, ${t.ratio.toFixed(2)} × the same row untraced (${t.exports} exports)\n`,
       );
     if (scale)
       process.stdout.write(

@@ -16,7 +16,7 @@ import { CLIENTS, type Kube } from '../../operator/kube.js';
 import { OperatorMetrics } from '../../operator/metrics.js';
 import { ManualClock } from '../support/clock.js';
 import { basic, Box, eventually } from '../support/box.js';
-import { Collector, type ExportedSpan } from '../support/collector.js';
+import { ancestorsOf, appTrace, Collector, type ExportedSpan } from '../support/collector.js';
 import { FormAgent } from '../support/form-agent.js';
 import { grpcCheck } from '../support/grpc-check.js';
 import { HookServer } from '../support/hook-servers.js';
@@ -24,13 +24,6 @@ import { testCa } from '../support/tls.js';
 import { APP_REDIRECT, authorizePath } from '../support/signed-in.js';
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
-
-/** An app's request as its gateway forwards it: a trace of the app's own, and its span. */
-const appTrace = (): { traceId: string; spanId: string; traceparent: string } => {
-  const traceId = hex(16);
-  const spanId = hex(8);
-  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
-};
 
 const childrenOf = (spans: ExportedSpan[], parent: ExportedSpan): ExportedSpan[] => spans.filter((s) => s.parentSpanId === parent.spanId);
 
@@ -276,11 +269,7 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
       expect(call.kind, 'a client span').to.equal(3);
       expect(call.attributes).to.include({ 'server.address': '127.0.0.1', 'url.path': '/allow' });
       // Beneath the request, through whatever the token endpoint made on the way (none of it the hook's own doing).
-      const ancestors = (s: ExportedSpan): string[] => {
-        const parent = spans.find((p) => p.spanId === s.parentSpanId);
-        return parent ? [parent.spanId, ...ancestors(parent)] : [];
-      };
-      expect(ancestors(call)).to.include(request.spanId);
+      expect(ancestorsOf(spans, call)).to.include(request.spanId);
       const [seen] = (await hook.seen()).filter((c) => c.path === '/allow');
       expect(seen?.headers.traceparent, 'the traceparent the hook was sent').to.equal(`00-${traceId}-${call.spanId}-01`);
     } finally {

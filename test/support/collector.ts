@@ -4,6 +4,7 @@
 // its otlphttp exporter hands every span on, as OTLP JSON, to a receiver of this process, so a
 // test reads back exactly what the Collector received and decoded: `traces()`.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -28,6 +29,19 @@ export interface ExportedSpan {
   attributes: Record<string, Value>;
   /** Its resource's attributes (service.name, boxauth.box). */
   resource: Record<string, Value>;
+}
+
+/** An app's request as its gateway forwards it: a trace of the app's own, its span, and the W3C traceparent naming both (sampled). */
+export function appTrace(): { traceId: string; spanId: string; traceparent: string } {
+  const traceId = randomBytes(16).toString('hex');
+  const spanId = randomBytes(8).toString('hex');
+  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
+}
+
+/** The span ids above `span` among `spans`, its parent first, up to the first parent not among them (the caller's). */
+export function ancestorsOf(spans: ExportedSpan[], span: ExportedSpan): string[] {
+  const parent = spans.find((p) => p.spanId === span.parentSpanId);
+  return parent ? [parent.spanId, ...ancestorsOf(spans, parent)] : [];
 }
 
 interface OtlpAttribute {

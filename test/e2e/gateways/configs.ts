@@ -9,6 +9,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { projectPath } from '../../../api/paths.js';
 
 /** Where one gateway listens, and what is behind it. */
 export interface Wiring {
@@ -160,7 +161,21 @@ ${IDENTITY_HEADERS.map((h) => `      request_header -${h}`).join('\n')}
 `;
 }
 
-/** Traefik's dynamic configuration (the file provider): forwardAuth on the app's router, /.boxauth/ and the metadata to the box. */
+/** The path prefix of Traefik's second router, whose forwardAuth sends only the headers docs/operations/traces.md lists. */
+export const TRAEFIK_LISTED_PREFIX = '/listed/';
+
+/** The `authRequestHeaders` list of docs/operations/traces.md, which keeps the app's trace context. */
+function tracesPageRequestHeaders(): string {
+  const page = fs.readFileSync(projectPath('docs', 'operations', 'traces.md'), 'utf8');
+  const list = /authRequestHeaders: (\[[^\]\n]+\])/.exec(page)?.[1];
+  if (!list) throw new Error('docs/operations/traces.md has no authRequestHeaders list');
+  return list;
+}
+
+/**
+ * Traefik's dynamic configuration (the file provider): forwardAuth on the app's router, /.boxauth/ and the metadata to
+ * the box; and under TRAEFIK_LISTED_PREFIX the same forwardAuth with the `authRequestHeaders` list of the traces page.
+ */
 export function traefikDynamic(w: Wiring): string {
   return `
 http:
@@ -169,6 +184,11 @@ http:
       rule: PathPrefix(\`/\`)
       entryPoints: [web]
       middlewares: [boxauth-${w.app}]
+      service: ${w.app}
+    ${w.app}-listed:
+      rule: PathPrefix(\`${TRAEFIK_LISTED_PREFIX}\`)
+      entryPoints: [web]
+      middlewares: [boxauth-${w.app}-listed]
       service: ${w.app}
     ${w.app}-boxauth:
       rule: PathPrefix(\`/.boxauth/\`)
@@ -183,6 +203,13 @@ http:
       forwardAuth:
         address: http://${w.box}/authz/forward-auth/${w.app}
         trustForwardHeader: false
+        authResponseHeaders:
+${IDENTITY_HEADERS.map((h) => `          - ${h}`).join('\n')}
+    boxauth-${w.app}-listed:
+      forwardAuth:
+        address: http://${w.box}/authz/forward-auth/${w.app}
+        trustForwardHeader: false
+        authRequestHeaders: ${tracesPageRequestHeaders()}
         authResponseHeaders:
 ${IDENTITY_HEADERS.map((h) => `          - ${h}`).join('\n')}
   services:

@@ -2,15 +2,19 @@
 // NGINX (auth_request) and Caddy (forward_auth), and Traefik (forwardAuth) built
 // from the Go module proxy, each configured as docs/guides/guard-your-apps.md
 // says (./configs.ts). One case list runs against each; the plain-HTTP
-// behaviour of the doors is in test/integration/gate.test.ts.
+// behaviour of the doors is in test/integration/gate.test.ts. The box exports its
+// traces to a real OpenTelemetry Collector (test/support/collector.ts), so a case
+// reads back whether the app's traceparent came through the gateway to the decision.
 import { expect } from 'chai';
 import pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { Box, basic } from '../../support/box.js';
 import { launchBrowser, screenshot } from '../../support/browser.js';
+import { ancestorsOf, appTrace, Collector, type ExportedSpan } from '../../support/collector.js';
 import { ath, newKey, proof } from '../../support/dpop.js';
 import { freePort } from '../../support/ports.js';
 import { userToken } from '../../support/user-token.js';
+import { TRAEFIK_LISTED_PREFIX } from './configs.js';
 import { startGateway, startUpstream, type Gateway, type GatewayName, type Received, type Upstream } from './launch.js';
 
 const GATEWAYS: GatewayName[] = ['nginx', 'caddy', 'traefik'];
@@ -20,6 +24,7 @@ const audienceOf = (name: GatewayName): string => `https://${appOf(name)}.exampl
 describe('real gateways in front of an app', function () {
   this.timeout(60_000);
   let box: Box;
+  let collector: Collector;
   let root: string;
   let upstream: Upstream;
   let browser: Browser;
@@ -65,8 +70,18 @@ describe('real gateways in front of an app', function () {
     // The box's own origin is another host than the apps' (localhost, not 127.0.0.1), as in a
     // cluster: the browser keeps the box's cookies and each app's apart.
     const boxPort = await freePort();
+    collector = await Collector.start();
     [box, upstream, browser] = await Promise.all([
-      Box.start({ port: boxPort, env: { BOXAUTH_BASE_URL: `http://localhost:${boxPort}` } }),
+      Box.start({
+        port: boxPort,
+        env: {
+          BOXAUTH_BASE_URL: `http://localhost:${boxPort}`,
+          // Traces on, every trace the gateway's request carries kept, exported to the Collector.
+          OTEL_TRACES_EXPORTER: 'otlp',
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+          OTEL_TRACES_SAMPLER: 'parentbased_always_on',
+        },
+      }),
       startUpstream(),
       launchBrowser(),
     ]);
@@ -113,6 +128,7 @@ describe('real gateways in front of an app', function () {
   after(async function () {
     await Promise.all([...gateways.values()].map((g) => g.stop()));
     await Promise.all([browser?.close(), upstream?.stop(), box?.stop()]);
+    await collector?.stop();
   });
 
   const indexerToken = async (name: GatewayName): Promise<string> => {
@@ -320,6 +336,38 @@ describe('real gateways in front of an app', function () {
       });
     });
   }
+
+  it("each gateway passes the app's traceparent on: the decision is a span of the app's trace, beneath the app's span", async function () {
+    // Each gateway as the guide configures it, and Traefik with the traces page's authRequestHeaders list.
+    const asked: [label: string, name: GatewayName, path: string][] = [
+      ...GATEWAYS.map((name): [string, GatewayName, string] => [name, name, '/docs/traced']),
+      ['traefik with authRequestHeaders', 'traefik', `${TRAEFIK_LISTED_PREFIX}docs/traced`],
+    ];
+    // One request through each, then one wait: the box exports its spans in batches, every 5 s.
+    const traces = new Map<string, ReturnType<typeof appTrace> & { app: string; decision: string }>();
+    for (const [label, name, path] of asked) {
+      const trace = appTrace();
+      const token = await indexerToken(name);
+      const res = await through(name, path, { headers: { Authorization: `Bearer ${token}`, traceparent: trace.traceparent } });
+      // The listed router's path is outside the indexer's policy (/docs/…): refused, a decision all the same.
+      expect(res.status, label).to.equal(path === '/docs/traced' ? 200 : 403);
+      traces.set(label, { ...trace, app: appOf(name), decision: res.status === 200 ? 'allow' : 'deny' });
+    }
+    const decided = (traceId: string) => (s: ExportedSpan) => s.name === 'decision' && s.traceId === traceId;
+    const all = await collector.waitFor(
+      (spans) => [...traces.values()].every((t) => spans.some(decided(t.traceId))),
+      "the decisions of the gateways' traces",
+    );
+    for (const [name, { traceId, spanId, app, decision: verdict }] of traces) {
+      const spans = all.filter((s) => s.traceId === traceId);
+      const decision = spans.find(decided(traceId))!;
+      expect(decision.attributes, name).to.include({ 'boxauth.app': app, 'boxauth.door': 'forward-auth', 'boxauth.decision': verdict });
+      // The topmost of its spans in the box is the forward-auth request, whose parent is the app's span.
+      const top = spans.find((s) => s.spanId === (ancestorsOf(spans, decision).at(-1) ?? decision.spanId))!;
+      expect(top.name, name).to.equal('GET /authz/forward-auth/:app');
+      expect(top.parentSpanId, `${name} passed on the app's span as the parent`).to.equal(spanId);
+    }
+  });
 
   describe('with the box stopped', function () {
     const tokens = new Map<GatewayName, string>();
