@@ -31,7 +31,7 @@ export function describeCrds(): void {
       const applied = await suite.cluster.kubectl(['apply', '-f', '-'], good);
       expect(applied.code, applied.stderr).to.equal(0);
       const spec = JSON.parse((await suite.cluster.kubectl(['get', 'hook', 'licence', '-n', 'default', '-o', 'json'])).stdout).spec;
-      expect(spec).to.include({ timeoutSeconds: 2, failurePolicy: 'Fail', maxInFlight: 8 });
+      expect(spec).to.include({ timeoutSeconds: 2, failurePolicy: 'Fail', maxInFlight: 32 });
       await suite.cluster.kubectl(['delete', 'hook', 'licence', '-n', 'default']);
     });
 
