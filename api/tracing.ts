@@ -245,12 +245,14 @@ export function noteRequest(attributes: Attributes): void {
   requestSpanNow()?.setAttributes(attributes);
 }
 
-const NO_FIELDS: Record<string, string> = {};
-
-/** The trace and span ids a log line of the current span carries (none: {}). */
+/**
+ * The trace and span ids a log line of the current span carries (none: {}). A new object each
+ * time: pino merges each line's own fields into what its mixin returns (Object.assign), so an
+ * object shared between lines would carry every earlier line's fields into the next.
+ */
 export function logFields(): Record<string, string> {
   const s = on?.trace.getActiveSpan();
-  if (!s) return NO_FIELDS;
+  if (!s) return {};
   const { traceId, spanId, traceFlags } = s.spanContext();
   return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}`.slice(-2) };
 }
