@@ -8,7 +8,8 @@
 //   evaluated, a decision, an outbound call);
 // - outboundHeaders() gives what the box calls (hooks, webhooks, logout tokens, documents) the
 //   current trace context;
-// - logFields() ties each log line of a traced request to its trace and span (api/log.ts);
+// - logFields() ties each log line of a traced request to its trace and span (api/log.ts), and
+//   traceExemplar() a latency it took to its trace (an exemplar, api/metrics.ts);
 // - statementSpan() makes a client span per PostgreSQL statement (api/db/located-client.ts), and
 //   batchSpan() one span per group commit, linked to the requests it carried (api/store/group-commit.ts).
 // Attributes name things (a route, an app, a policy, a client id, a verdict), never a credential:
@@ -315,4 +316,17 @@ export function batchSpan<T>(name: string, carried: (Span | undefined)[], run: (
       c.addEvent(name, { 'boxauth.batch.trace_id': traceId, 'boxauth.batch.span_id': spanId, 'db.operation.batch.size': size });
     return within(o, batch, run);
   });
+}
+
+const NO_EXEMPLAR: Record<string, string> = Object.freeze({});
+
+/**
+ * The exemplar a latency observed now carries (OpenMetrics): the trace and span of the request
+ * being served, if it is sampled (a trace that is not kept is nowhere to be found); else none ({}).
+ */
+export function traceExemplar(): Record<string, string> {
+  const s = requestSpanNow();
+  if (!s) return NO_EXEMPLAR;
+  const { traceId, spanId, traceFlags } = s.spanContext();
+  return traceFlags & 1 ? { trace_id: traceId, span_id: spanId } : NO_EXEMPLAR;
 }

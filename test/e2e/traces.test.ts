@@ -185,6 +185,32 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
     }
   });
 
+  it("a traced token request is the exemplar of its latencies in OpenMetrics; Prometheus' text format stays as it was", async function () {
+    const { traceId, traceparent } = appTrace();
+    await indexerToken({ traceparent });
+    const spans = await traceOf(traceId, ['POST /auth/token']);
+    const request = spans.find((s) => s.name === 'POST /auth/token')!;
+    const scraped = await fetch(`http://127.0.0.1:${box.env.BOXAUTH_METRICS_PORT}/metrics`, {
+      headers: { Accept: 'application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3' },
+    });
+    expect(scraped.headers.get('content-type')).to.match(/^application\/openmetrics-text; version=1\.0\.0/);
+    const open = await scraped.text();
+    expect(open.trimEnd().endsWith('# EOF'), 'an OpenMetrics exposition').to.equal(true);
+    const exemplar = `# {trace_id="${traceId}",span_id="${request.spanId}"}`;
+    for (const histogram of ['boxauth_http_request_duration_seconds_bucket{', 'boxauth_token_duration_seconds_bucket{']) {
+      const lines = open.split('\n').filter((l) => l.startsWith(histogram) && l.includes(exemplar));
+      expect(lines, `${histogram} with the request's exemplar`).to.have.length(1);
+    }
+    expect(open).to.match(/^# TYPE boxauth_http_requests counter$/m);
+    expect(open).to.match(/^boxauth_http_requests_total\{/m);
+
+    // Asked for nothing in particular (or after an OpenMetrics scrape), the text format, without exemplars.
+    const text = await box.metrics();
+    expect(text).not.to.include('# {trace_id=');
+    expect(text).not.to.include('# EOF');
+    expect(text).to.match(/^# TYPE boxauth_http_requests_total counter$/m);
+  });
+
   it("a gateway's request decided and one refused: the decision is a child of the app's request, its policy beneath", async function () {
     const token = await indexerToken();
     const allowed = appTrace();
