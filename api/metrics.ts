@@ -7,26 +7,47 @@ import promClient from 'prom-client';
 import { errorMessage } from './errors.js';
 import { listenOn } from './listen.js';
 import { droppedLogLines } from './log.js';
+import { traceExemplar } from './tracing.js';
 
 const { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
 
 /** Seconds, for request and token latencies alike, so that their panels read the same. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
+/**
+ * A latency histogram that keeps exemplars (observeLatency). prom-client refuses exemplars on a
+ * registry of the text format, which shows none of them anyway: registered past that check, the
+ * text format is as before, and the OpenMetrics exposition (openMetricsText) shows them.
+ */
+function latencyHistogram<T extends string>(
+  registry: promClient.Registry,
+  config: { name: string; help: string; labelNames: readonly T[] },
+): promClient.Histogram<T> {
+  const histogram = new Histogram<T>({ ...config, buckets: LATENCY_BUCKETS, registers: [], enableExemplars: true });
+  registry.registerMetric(histogram);
+  return histogram;
+}
+
+function openMetricsRegistry(): promClient.Registry<promClient.OpenMetricsContentType> {
+  const registry = new Registry<promClient.OpenMetricsContentType>();
+  registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  return registry;
+}
+
 export class Metrics {
   readonly registry = new Registry();
+  /** Renders the registry's metrics as OpenMetrics (exemplars), registering none of its own. */
+  private readonly openMetrics = openMetricsRegistry();
   readonly requests = new Counter({
     name: 'boxauth_http_requests_total',
     help: 'HTTP requests answered',
     labelNames: ['method', 'route', 'status'],
     registers: [this.registry],
   });
-  readonly duration = new Histogram({
+  readonly duration = latencyHistogram(this.registry, {
     name: 'boxauth_http_request_duration_seconds',
     help: 'Time to answer HTTP requests',
     labelNames: ['method', 'route'],
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
   });
   readonly tokens = new Counter({
     name: 'boxauth_tokens_issued_total',
@@ -46,12 +67,10 @@ export class Metrics {
     labelNames: ['error'],
     registers: [this.registry],
   });
-  readonly tokenDuration = new Histogram({
+  readonly tokenDuration = latencyHistogram(this.registry, {
     name: 'boxauth_token_duration_seconds',
     help: 'Time to answer a token request that issued a token, by grant (the session committed)',
     labelNames: ['grant'],
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
   });
   readonly refusals = new Counter({
     name: 'boxauth_refusals_total',
@@ -256,9 +275,27 @@ export class Metrics {
     });
   }
 
+  /**
+   * The registry's metrics as OpenMetrics. Not prom-client's own metrics() of an OpenMetrics
+   * registry, which renames each counter it renders (drops `_total`) for good, and so the text
+   * format's counters after one OpenMetrics scrape: a counter is renamed in a copy here.
+   */
+  async openMetricsText(): Promise<string> {
+    const families = await Promise.all(
+      this.registry.getMetricsAsArray().map((m) => {
+        const metric = m as unknown as { type: string; get(): Promise<promClient.MetricObjectWithValues<promClient.MetricValue<string>>> };
+        const renamed =
+          metric.type === 'counter' ? { get: async () => ({ ...(await metric.get()), name: m.name.replace(/_total$/, '') }) } : metric;
+        return (this.openMetrics as unknown as { getMetricsAsString(m: unknown): Promise<string> }).getMetricsAsString(renamed);
+      }),
+    );
+    return `${families.join('\n')}\n# EOF\n`;
+  }
+
   /** `processMetrics`: the process's own (memory, event loop, …) too; a host counts those once, not per box. */
   constructor(box: string, { processMetrics = true }: { processMetrics?: boolean } = {}) {
     this.registry.setDefaultLabels({ box });
+    this.openMetrics.setDefaultLabels({ box });
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
     if (cluster.isWorker) {
       // Constructing one installs prom-client's listener that answers the primary.
@@ -268,16 +305,36 @@ export class Metrics {
   }
 }
 
+/**
+ * Observes a latency; the request being served, if traced and sampled, is its exemplar (shown in
+ * OpenMetrics only: the text format Prometheus asks for without them is unchanged).
+ */
+export function observeLatency<T extends string>(
+  histogram: promClient.Histogram<T>,
+  labels: promClient.LabelValues<T>,
+  seconds: number,
+): void {
+  histogram.observe({ labels, value: seconds, exemplarLabels: traceExemplar() as promClient.LabelValues<T> });
+}
+
 export interface Exposition {
   contentType: string;
   body: string;
 }
 
-/** This process's metrics (one process serves the box). */
-export const processMetrics = (metrics: Metrics) => async (): Promise<Exposition> => ({
-  contentType: metrics.registry.contentType,
-  body: await metrics.registry.metrics(),
-});
+/** Whether a scraper's Accept asks for OpenMetrics (Prometheus does, first, when it stores exemplars). */
+const wantsOpenMetrics = (accept: string): boolean => /application\/openmetrics-text/i.test(accept);
+
+/**
+ * This process's metrics (one process serves the box): OpenMetrics, with exemplars, to a scraper
+ * that asks for it; else Prometheus' text format.
+ */
+export const processMetrics =
+  (metrics: Metrics) =>
+  async (accept: string): Promise<Exposition> =>
+    wantsOpenMetrics(accept)
+      ? { contentType: Registry.OPENMETRICS_CONTENT_TYPE, body: await metrics.openMetricsText() }
+      : { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
 
 /** Every worker's metrics, gathered by the primary (prom-client's AggregatorRegistry asks each worker). */
 export function clusterMetrics(): () => Promise<Exposition> {
@@ -290,13 +347,13 @@ export function clusterMetrics(): () => Promise<Exposition> {
  * API port: what the box counts (clients, refusals, sign-ins) is for the cluster's
  * Prometheus, not for whoever can reach the API. Anything else answers 404.
  */
-export async function serveMetrics(port: number, host: string, collect: () => Promise<Exposition>): Promise<Server> {
+export async function serveMetrics(port: number, host: string, collect: (accept: string) => Promise<Exposition>): Promise<Server> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('metrics are at GET /metrics\n');
       return;
     }
-    collect().then(
+    collect(req.headers.accept ?? '').then(
       ({ contentType, body }) => res.writeHead(200, { 'Content-Type': contentType }).end(body),
       (err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`# error: ${errorMessage(err)}\n`),
     );

@@ -8,11 +8,14 @@
 //   evaluated, a decision, an outbound call);
 // - outboundHeaders() gives what the box calls (hooks, webhooks, logout tokens, documents) the
 //   current trace context;
-// - logFields() ties each log line of a traced request to its trace and span (api/log.ts).
+// - logFields() ties each log line of a traced request to its trace and span (api/log.ts), and
+//   traceExemplar() a latency it took to its trace (an exemplar, api/metrics.ts);
+// - statementSpan() makes a client span per PostgreSQL statement (api/db/located-client.ts), and
+//   batchSpan() one span per group commit, linked to the requests it carried (api/store/group-commit.ts).
 // Attributes name things (a route, an app, a policy, a client id, a verdict), never a credential:
 // no query string, header, body or parameter value is ever copied into a span.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { Attributes, Context, ContextAPI, Span, TextMapPropagator, TraceAPI, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, ContextAPI, Link, Span, TextMapPropagator, TraceAPI, Tracer } from '@opentelemetry/api';
 
 /** OTEL_TRACES_SAMPLER's values (the specification's, less the Jaeger remote sampler). */
 export const TRACE_SAMPLERS = [
@@ -243,12 +246,87 @@ export function noteRequest(attributes: Attributes): void {
   requestSpanNow()?.setAttributes(attributes);
 }
 
-const NO_FIELDS: Record<string, string> = {};
-
-/** The trace and span ids a log line of the current span carries (none: {}). */
+/**
+ * The trace and span ids a log line of the current span carries (none: {}). A new object each
+ * time: pino merges each line's own fields into what its mixin returns (Object.assign), so an
+ * object shared between lines would carry every earlier line's fields into the next.
+ */
 export function logFields(): Record<string, string> {
   const s = on?.trace.getActiveSpan();
-  if (!s) return NO_FIELDS;
+  if (!s) return {};
   const { traceId, spanId, traceFlags } = s.spanContext();
   return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}`.slice(-2) };
+}
+
+/** A span its holder ends when what it times is over (a statement, whose end a callback may tell). */
+export interface OpenSpan {
+  end(err?: Error): void;
+}
+
+/**
+ * A client span of one PostgreSQL statement, begun now under the current span (off: undefined).
+ * `summary` names it by its operation and table (`INSERT sessions`): never its text or parameters.
+ */
+export function statementSpan(summary: { operation: string; table?: string }): OpenSpan | undefined {
+  const o = on;
+  if (!o) return undefined;
+  const name = summary.table ? `${summary.operation} ${summary.table}` : summary.operation;
+  const s = o.tracer.startSpan(name, {
+    kind: o.kinds.client,
+    attributes: {
+      'db.system.name': 'postgresql',
+      'db.operation.name': summary.operation,
+      'db.query.summary': name,
+      ...(summary.table ? { 'db.collection.name': summary.table } : {}),
+    },
+  });
+  return {
+    end: (err) => {
+      if (err) s.setStatus({ code: o.errorStatus, message: err.name });
+      s.end();
+    },
+  };
+}
+
+/** `fn` bound to the current context (off: `fn`): a callback a pool calls from another request's release. */
+export function bindToContext<F extends (...args: never[]) => unknown>(fn: F): F {
+  const o = on;
+  return o ? o.context.bind(o.context.active(), fn) : fn;
+}
+
+/** The current span, for a batch that will carry the current request's work (off, or none: undefined). */
+export const spanForBatch = (): Span | undefined => on?.trace.getActiveSpan();
+
+/**
+ * `run` in one span for a batch that carries the work of several requests (a group commit): a child
+ * of the first sampled request among `carried` (a trace that is kept shows its batch), linked to
+ * every one of them; each of them is given an event naming the batch back.
+ */
+export function batchSpan<T>(name: string, carried: (Span | undefined)[], run: () => Promise<T>): Promise<T> {
+  const o = on;
+  if (!o) return run();
+  const spans = carried.filter((c): c is Span => c !== undefined);
+  const links: Link[] = spans.map((c) => ({ context: c.spanContext() }));
+  const first = spans.find((c) => c.spanContext().traceFlags & 1) ?? spans[0];
+  const parent = first ? o.trace.setSpan(o.context.active(), first) : o.trace.deleteSpan(o.context.active());
+  const size = carried.length;
+  return o.tracer.startActiveSpan(name, { links, attributes: { 'db.operation.batch.size': size } }, parent, (batch) => {
+    const { traceId, spanId } = batch.spanContext();
+    for (const c of spans)
+      c.addEvent(name, { 'boxauth.batch.trace_id': traceId, 'boxauth.batch.span_id': spanId, 'db.operation.batch.size': size });
+    return within(o, batch, run);
+  });
+}
+
+const NO_EXEMPLAR: Record<string, string> = Object.freeze({});
+
+/**
+ * The exemplar a latency observed now carries (OpenMetrics): the trace and span of the request
+ * being served, if it is sampled (a trace that is not kept is nowhere to be found); else none ({}).
+ */
+export function traceExemplar(): Record<string, string> {
+  const s = requestSpanNow();
+  if (!s) return NO_EXEMPLAR;
+  const { traceId, spanId, traceFlags } = s.spanContext();
+  return traceFlags & 1 ? { trace_id: traceId, span_id: spanId } : NO_EXEMPLAR;
 }

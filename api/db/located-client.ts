@@ -16,7 +16,9 @@
 // fails with CommitUnconfirmed (503), though PostgreSQL said it succeeded.
 import net from 'node:net';
 import pg from 'pg';
+import { statementSpan, tracingOn } from '../tracing.js';
 import { cut, DatabaseUnreachable, unreachable, type HostLocator, type Located } from './locator.js';
+import { statementText, summarizeStatement, type StatementSummary } from './statement-summary.js';
 
 /** A COMMIT returned without its synchronous standby's confirmation: it may be lost by a failover. */
 export class CommitUnconfirmed extends Error {}
@@ -169,14 +171,14 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
     }
 
     // One wrapper for node-postgres' every form of query() (promise, callback, submittable): the
-    // deadline, and the check for an unconfirmed commit once the statement is over (any: pg.Client.query is a
-    // dozen overloads, passed through as they are).
+    // deadline, the check for an unconfirmed commit once the statement is over, and with traces on
+    // the statement's span (any: pg.Client.query is a dozen overloads, passed through as they are).
     override query(...args: any[]): any {
       if (!options.namedStatements && typeof args[0] === 'object' && args[0] !== null && 'name' in args[0]) {
         const { name: _parsedOnce, ...unnamed } = args[0] as { name?: string };
         args[0] = unnamed;
       }
-      const settle = this.watchStatement();
+      const settle = this.watchStatement(tracingOn() ? summarizeStatement(statementText(args[0])) : undefined);
       const last: unknown = args[args.length - 1];
       if (typeof last === 'function') {
         const callback = last as QueryCallback;
@@ -208,7 +210,8 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
      * Starts the statement's deadline; the function returned ends it and says how the statement
      * ended: its own error, CommitUnconfirmed, or undefined for a success.
      */
-    private watchStatement(): (err: Error | undefined) => Error | undefined {
+    private watchStatement(summary: StatementSummary | undefined): (err: Error | undefined) => Error | undefined {
+      const traced = summary && statementSpan(summary);
       const before = this.unconfirmed;
       const located = this.located;
       let cutTimer: NodeJS.Timeout | undefined;
@@ -227,10 +230,14 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
         // A write refused as read-only: the server is no longer what we want (a standby, or fenced).
         if (located && (err as { code?: unknown } | undefined)?.code === '25006') locator.suspect(located);
         if (!err) locator.answered();
-        if (err || this.unconfirmed === before) return err;
-        return new CommitUnconfirmed(
-          'PostgreSQL committed without the confirmation of its synchronous standby (the wait was canceled): the write may not survive a failover',
-        );
+        const failure =
+          err || this.unconfirmed === before
+            ? err
+            : new CommitUnconfirmed(
+                'PostgreSQL committed without the confirmation of its synchronous standby (the wait was canceled): the write may not survive a failover',
+              );
+        traced?.end(failure);
+        return failure;
       };
     }
   };

@@ -8,6 +8,7 @@ import { locatedClientClass, type ConnectionBudget } from './located-client.js';
 export { ConnectionBudget } from './located-client.js';
 import { HostLocator } from './locator.js';
 import { parseDatabaseUrl } from '../database-url.js';
+import { bindToContext, tracingOn } from '../tracing.js';
 
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 export type Pool = pg.Pool;
@@ -78,6 +79,11 @@ export function createPool(database: string | HostLocator, max: number, options:
   // reports any lasting problem (503, api/db/unavailable.ts).
   pool.on('connect', (client) => client.on('error', ignore));
   pool.on('error', ignore);
+  // pool.query's statement runs in the callback pg-pool calls when a connection is free, which may be
+  // from another request's release: bound to its own request, its span is a child of that one.
+  const connect = pool.connect.bind(pool) as (callback?: (...args: never[]) => unknown) => unknown;
+  pool.connect = ((callback?: (...args: never[]) => unknown) =>
+    callback && tracingOn() ? connect(bindToContext(callback)) : connect(callback)) as typeof pool.connect;
   return pool;
 }
 

@@ -7,6 +7,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { redactUrl } from '../log.js';
 import { nameRequestSpan, requestSpan } from '../tracing.js';
+import { observeLatency } from '../metrics.js';
 import type { Services } from '../services.js';
 import { authenticate, authorize } from './auth.js';
 import { checkedRequestLine } from './edge.js';
@@ -52,7 +53,7 @@ function requestLogger(svc: Services): LogRequest {
   return (method, url, route, status, seconds) => {
     nameRequestSpan(method, route);
     svc.metrics.requests.inc({ method, route, status });
-    svc.metrics.duration.observe({ method, route }, seconds);
+    observeLatency(svc.metrics.duration, { method, route }, seconds);
     svc.requestLog.info({ method, url: redactUrl(url), status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
   };
 }

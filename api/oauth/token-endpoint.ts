@@ -7,7 +7,7 @@ import { noteRequest } from '../tracing.js';
 import { ApiError } from '../errors.js';
 import type { Audit } from '../audit.js';
 import type { RefreshHolders } from '../cache/refresh-holders.js';
-import type { Metrics } from '../metrics.js';
+import { observeLatency, type Metrics } from '../metrics.js';
 import { type Dpop, keyOfProof } from '../credentials/dpop/check.js';
 import {
   addressAttempt,
@@ -82,7 +82,7 @@ export async function issuedThroughTokenPath(
     const { session, response } = await issuing();
     const grant = attempt.grant!;
     svc.metrics.tokens.inc({ grant });
-    svc.metrics.tokenDuration.observe({ grant }, Number(process.hrtime.bigint() - started) / 1e9);
+    observeLatency(svc.metrics.tokenDuration, { grant }, Number(process.hrtime.bigint() - started) / 1e9);
     svc.refreshHolders.remember(session); // when it holds a refresh token: its first use needs no read
     svc.audit.record({
       event: 'token_issued',

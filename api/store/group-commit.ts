@@ -9,6 +9,11 @@
 // of several items is committed again item by item, each in a statement of its own, and
 // only the request whose item fails again fails: a hostile request cannot fail the honest
 // ones it happened to share a batch with.
+//
+// With traces on, a batch is one span (batchSpan, api/tracing.ts) linked to the spans of the
+// requests it carried, its statements beneath it; each of those requests' spans names it back.
+import type { Span } from '@opentelemetry/api';
+import { batchSpan, spanForBatch, tracingOn } from '../tracing.js';
 
 export interface GroupCommitOptions<I> {
   /** Batches running at once; more lets PostgreSQL overlap their fsyncs. */
@@ -33,6 +38,8 @@ interface Pending<I, R> {
   item: I;
   resolve: (result: R) => void;
   reject: (err: Error) => void;
+  /** The span of the request that submitted it (traces on). */
+  span: Span | undefined;
 }
 
 export class GroupCommit<I, R> {
@@ -53,7 +60,7 @@ export class GroupCommit<I, R> {
   /** Resolves with the item's result once its batch is committed. */
   submit(item: I): Promise<R> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, resolve, reject, span: tracingOn() ? spanForBatch() : undefined });
       this.flush();
     });
   }
@@ -77,7 +84,14 @@ export class GroupCommit<I, R> {
   private async commit(batch: Pending<I, R>[]): Promise<void> {
     let results: R[];
     try {
-      results = await this.run(batch.map((p) => p.item));
+      const items = batch.map((p) => p.item);
+      results = await (tracingOn()
+        ? batchSpan(
+            'group commit',
+            batch.map((p) => p.span),
+            () => this.run(items),
+          )
+        : this.run(items));
     } catch (err) {
       if (batch.length > 1 && (this.options.isolate?.(err as Error) ?? true)) {
         for (const p of batch) await this.commit([p]);

@@ -110,6 +110,100 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
     expect(auth?.attributes).to.include({ 'oauth.client_id': 'indexer', 'boxauth.client_auth.method': 'client_secret_basic' });
   });
 
+  /** The ids of the spans above `s` in `spans`, its parent first. */
+  const ancestorsOf = (spans: ExportedSpan[], s: ExportedSpan): string[] => {
+    const parent = spans.find((p) => p.spanId === s.parentSpanId);
+    return parent ? [parent.spanId, ...ancestorsOf(spans, parent)] : [];
+  };
+
+  it("a token issued: its PostgreSQL statements are spans beneath the request, named by operation and table, never a parameter's value", async function () {
+    const { traceId, traceparent } = appTrace();
+    const token = await indexerToken({ traceparent });
+    const spans = await traceOf(traceId, ['POST /auth/token', 'INSERT sessions']);
+    const request = spans.find((s) => s.name === 'POST /auth/token')!;
+    const insert = spans.find((s) => s.name === 'INSERT sessions')!;
+    expect(ancestorsOf(spans, insert), 'the session written for the token, beneath its request').to.include(request.spanId);
+    expect(insert.kind, 'a client span').to.equal(3);
+    expect(insert.attributes).to.deep.equal({
+      'db.system.name': 'postgresql',
+      'db.operation.name': 'INSERT',
+      'db.query.summary': 'INSERT sessions',
+      'db.collection.name': 'sessions',
+    });
+    const statements = collector.traces().filter((s) => s.attributes['db.system.name'] === 'postgresql');
+    expect(statements.length).to.be.above(1);
+    for (const s of statements) {
+      // Keywords and names only: a digest, a code, a token or any other value would not fit.
+      expect(Object.keys(s.attributes), s.name).to.have.members([
+        'db.system.name',
+        'db.operation.name',
+        'db.query.summary',
+        ...(s.attributes['db.collection.name'] ? ['db.collection.name'] : []),
+      ]);
+      for (const value of Object.values(s.attributes)) expect(String(value), s.name).to.match(/^[A-Za-z_.]+( [a-z_.]+)?$/);
+      expect(JSON.stringify(s)).not.to.include(token.split('.')[2]);
+    }
+  });
+
+  it('a group commit is one span, linked to the token requests it carried, each of which names it back', async function () {
+    // Concurrent token requests, each in a trace of its own, until some of them share a commit.
+    const batch = await eventually('a group commit carrying two of the requests', async () => {
+      const traces = Array.from({ length: 20 }, appTrace);
+      await Promise.all(traces.map((t) => indexerToken({ traceparent: t.traceparent })));
+      const ours = new Set(traces.map((t) => t.traceId));
+      // A batch's statement is in the trace of the first request it carried; each request's span comes after its batch's.
+      await collector.waitFor(
+        (spans) => traces.every((t) => spans.some((s) => s.traceId === t.traceId && s.name === 'POST /auth/token')),
+        'their requests',
+      );
+      return collector.traces().find((s) => s.name === 'group commit' && s.links.filter((l) => ours.has(l.traceId)).length >= 2);
+    });
+    expect(batch.attributes['db.operation.batch.size']).to.equal(batch.links.length);
+    const spans = collector.traces();
+    expect(
+      spans.filter((s) => s.parentSpanId === batch.spanId).map((s) => s.name),
+      'its statement beneath it',
+    ).to.include('INSERT sessions');
+    for (const link of batch.links) {
+      const carried = spans.find((s) => s.traceId === link.traceId && s.spanId === link.spanId);
+      expect(carried, 'a linked span').to.not.equal(undefined);
+      const inTrace = spans.filter((s) => s.traceId === link.traceId);
+      const request = inTrace.find((s) => s.name === 'POST /auth/token')!;
+      expect([carried!.spanId, ...ancestorsOf(inTrace, carried!)], 'a span of the token request').to.include(request.spanId);
+      expect(carried!.events.find((e) => e.name === 'group commit')?.attributes).to.include({
+        'boxauth.batch.trace_id': batch.traceId,
+        'boxauth.batch.span_id': batch.spanId,
+        'db.operation.batch.size': batch.links.length,
+      });
+    }
+  });
+
+  it("a traced token request is the exemplar of its latencies in OpenMetrics; Prometheus' text format stays as it was", async function () {
+    const { traceId, traceparent } = appTrace();
+    await indexerToken({ traceparent });
+    const spans = await traceOf(traceId, ['POST /auth/token']);
+    const request = spans.find((s) => s.name === 'POST /auth/token')!;
+    const scraped = await fetch(`http://127.0.0.1:${box.env.BOXAUTH_METRICS_PORT}/metrics`, {
+      headers: { Accept: 'application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3' },
+    });
+    expect(scraped.headers.get('content-type')).to.match(/^application\/openmetrics-text; version=1\.0\.0/);
+    const open = await scraped.text();
+    expect(open.trimEnd().endsWith('# EOF'), 'an OpenMetrics exposition').to.equal(true);
+    const exemplar = `# {trace_id="${traceId}",span_id="${request.spanId}"}`;
+    for (const histogram of ['boxauth_http_request_duration_seconds_bucket{', 'boxauth_token_duration_seconds_bucket{']) {
+      const lines = open.split('\n').filter((l) => l.startsWith(histogram) && l.includes(exemplar));
+      expect(lines, `${histogram} with the request's exemplar`).to.have.length(1);
+    }
+    expect(open).to.match(/^# TYPE boxauth_http_requests counter$/m);
+    expect(open).to.match(/^boxauth_http_requests_total\{/m);
+
+    // Asked for nothing in particular (or after an OpenMetrics scrape), the text format, without exemplars.
+    const text = await box.metrics();
+    expect(text).not.to.include('# {trace_id=');
+    expect(text).not.to.include('# EOF');
+    expect(text).to.match(/^# TYPE boxauth_http_requests_total counter$/m);
+  });
+
   it("a gateway's request decided and one refused: the decision is a child of the app's request, its policy beneath", async function () {
     const token = await indexerToken();
     const allowed = appTrace();

@@ -29,6 +29,9 @@ export interface ExportedSpan {
   attributes: Record<string, Value>;
   /** Its resource's attributes (service.name, boxauth.box). */
   resource: Record<string, Value>;
+  /** The spans it links to (a group commit's: the requests it carried). */
+  links: { traceId: string; spanId: string }[];
+  events: { name: string; attributes: Record<string, Value> }[];
 }
 
 /** An app's request as its gateway forwards it: a trace of the app's own, its span, and the W3C traceparent naming both (sampled). */
@@ -51,7 +54,13 @@ interface OtlpAttribute {
 interface OtlpJson {
   resourceSpans?: {
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: { spans?: (Omit<ExportedSpan, 'attributes' | 'resource'> & { attributes?: OtlpAttribute[] })[] }[];
+    scopeSpans?: {
+      spans?: (Omit<ExportedSpan, 'attributes' | 'resource' | 'links' | 'events'> & {
+        attributes?: OtlpAttribute[];
+        links?: { traceId: string; spanId: string }[];
+        events?: { name: string; attributes?: OtlpAttribute[] }[];
+      })[];
+    }[];
   }[];
 }
 
@@ -138,6 +147,8 @@ service:
                 kind: s.kind,
                 attributes: valuesOf(s.attributes),
                 resource,
+                links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
+                events: (s.events ?? []).map((e) => ({ name: e.name, attributes: valuesOf(e.attributes) })),
               });
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');

@@ -113,6 +113,29 @@ describe('createRequestLogger', function () {
     );
   });
 
+  it("gives each line only its own fields: none of an earlier line's", function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'log-fields-'));
+    const file = path.join(dir, 'log');
+    const logModule = new URL('../../api/log.js', import.meta.url).href;
+    const child = `
+      import fs from 'node:fs';
+      const { createLogger } = await import(${JSON.stringify(logModule)});
+      const log = createLogger('info', {}, fs.openSync(${JSON.stringify(file)}, 'w'));
+      log.info({ applied: ['001_core.sql'] }, 'database migrated');
+      log.info({ client: 'root' }, 'token issued');
+      process.exit(0);`;
+    execFileSync(process.execPath, ['--input-type=module', '-e', child]);
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    fs.rmSync(dir, { recursive: true });
+    expect(lines.map((l) => l.msg)).to.deep.equal(['database migrated', 'token issued']);
+    expect(lines[1]).to.include({ client: 'root' });
+    expect(lines[1]).not.to.have.property('applied');
+  });
+
   it('writes at exit every line it was given, also those waiting behind a write under way', function () {
     // A process exits (process.exit, a shutdown) in the turn after it logged: the first 8 KiB went to a
     // thread's write, the lines after it waited for that write's callback, which an exit never runs.
