@@ -110,11 +110,6 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
     expect(auth?.attributes).to.include({ 'oauth.client_id': 'indexer', 'boxauth.client_auth.method': 'client_secret_basic' });
   });
 
-  /** The ids of the spans above `s` in `spans`, its parent first. */
-  const ancestorsOf = (spans: ExportedSpan[], s: ExportedSpan): string[] => {
-    const parent = spans.find((p) => p.spanId === s.parentSpanId);
-    return parent ? [parent.spanId, ...ancestorsOf(spans, parent)] : [];
-  };
 
   it("a token issued: its PostgreSQL statements are spans beneath the request, named by operation and table, never a parameter's value", async function () {
     const { traceId, traceparent } = appTrace();
