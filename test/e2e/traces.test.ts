@@ -110,7 +110,6 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
     expect(auth?.attributes).to.include({ 'oauth.client_id': 'indexer', 'boxauth.client_auth.method': 'client_secret_basic' });
   });
 
-
   it("a token issued: its PostgreSQL statements are spans beneath the request, named by operation and table, never a parameter's value", async function () {
     const { traceId, traceparent } = appTrace();
     const token = await indexerToken({ traceparent });
