@@ -37,6 +37,8 @@ export class LeaderElector {
   private leading = false;
   private readonly stopped = new AbortController();
   private readonly clock: Clock;
+  /** The Lease request in flight: stop() waits for it, so a renewal read before the release cannot take the Lease back after it. */
+  private inFlight: Promise<boolean> = Promise.resolve(false);
 
   constructor(
     private readonly kube: Kube,
@@ -55,7 +57,7 @@ export class LeaderElector {
   async acquire(): Promise<boolean> {
     let waitingLogged = false;
     while (!this.stopped.signal.aborted) {
-      if (await this.tryAcquireOrRenew()) {
+      if (await this.attempt()) {
         this.leading = true;
         this.metrics.leader.set(1);
         this.log.info({ lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity }, 'became the leader');
@@ -81,7 +83,7 @@ export class LeaderElector {
     while (!this.stopped.signal.aborted) {
       await sleep(this.clock, this.opts.retryPeriodMs, this.stopped.signal);
       if (this.stopped.signal.aborted) break;
-      if (await this.tryAcquireOrRenew()) {
+      if (await this.attempt()) {
         lastRenew = this.clock.now();
       } else if (this.clock.now() - lastRenew > this.opts.renewDeadlineMs) {
         this.leading = false;
@@ -95,6 +97,11 @@ export class LeaderElector {
 
   private currentHolder(): string {
     return this.observed.split('\u0000')[0] ?? '';
+  }
+
+  private attempt(): Promise<boolean> {
+    this.inFlight = this.tryAcquireOrRenew();
+    return this.inFlight;
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
@@ -141,22 +148,34 @@ export class LeaderElector {
     }
   }
 
-  /** Stops campaigning; a leader releases the Lease so a standby can take it at once. */
+  /**
+   * Stops campaigning; a leader releases the Lease so a standby can take it at
+   * once. It waits for the request in flight first: a renewal (or a standby's
+   * take-over) that read the Lease before the release would otherwise write it
+   * back to this replica after it, and every standby would wait leaseDuration.
+   */
   async stop(): Promise<void> {
     this.stopped.abort();
-    if (!this.leading) return;
+    await this.inFlight;
     this.leading = false;
     this.metrics.leader.set(0);
-    try {
-      const lease = await this.kube.get<Lease>(LEASES, this.opts.namespace, this.opts.name);
-      if (lease.spec?.holderIdentity !== this.opts.identity) return;
-      await this.kube.replace(LEASES, this.opts.namespace, this.opts.name, {
-        ...lease,
-        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: kubeMicroTime(new Date(this.clock.now())) },
-      });
-      this.log.info('released the leader Lease');
-    } catch (err) {
-      this.log.warn({ err: errorMessage(err) }, 'could not release the leader Lease');
+    for (let tries = 0; tries < 3; tries++) {
+      try {
+        const lease = await this.kube.get<Lease>(LEASES, this.opts.namespace, this.opts.name);
+        if (lease.spec?.holderIdentity !== this.opts.identity) return;
+        await this.kube.replace(LEASES, this.opts.namespace, this.opts.name, {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: kubeMicroTime(new Date(this.clock.now())) },
+        });
+        this.log.info('released the leader Lease');
+        return;
+      } catch (err) {
+        if (isNotFound(err)) return;
+        if (isConflict(err)) continue; // written between our read and our write: read it again
+        this.log.warn({ err: errorMessage(err) }, 'could not release the leader Lease');
+        return;
+      }
     }
+    this.log.warn('could not release the leader Lease: it kept changing under us');
   }
 }

@@ -114,4 +114,30 @@ describe('operator leader election', function () {
     expect(a.isLeader).to.equal(false);
     expect(RENEW_DEADLINE_MS + RETRY_MS).to.be.below(LEASE_MS);
   });
+
+  it('a renewal in flight when it stops does not take the released Lease back', async function () {
+    const a = replica('a');
+    await a.acquire();
+    const holding = a.hold();
+    // The next read of the Lease (the renewal's) waits until the test lets it go.
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    const get = kube.get.bind(kube);
+    let gated = false;
+    kube.get = async (...args: Parameters<FakeKube['get']>) => {
+      if (!gated) {
+        gated = true;
+        await gate;
+      }
+      return get(...args);
+    };
+    await clock.advance(RETRY_MS); // the renewal starts, and waits at the gate
+    expect(gated).to.equal(true);
+    const stopping = a.stop();
+    await settle(); // whatever stop() does without waiting for the renewal, it has done
+    letGo();
+    await stopping;
+    expect(await holding).to.equal('stopped');
+    expect(lease().spec.holderIdentity).to.equal('');
+  });
 });
