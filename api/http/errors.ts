@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Page } from '../ui/frame.js';
-import { words, type Text } from '../ui/language.js';
+import { shown, words, type Text } from '../ui/language.js';
 import { messagePage } from '../ui/pages.js';
 import { renderPage } from './pages.js';
 import { send } from './respond.js';
@@ -111,7 +111,7 @@ function errorPage(box: string, answer: ErrorAnswer): Page {
   // The description is the box's reason, in English as the API answers it; the words around it are the person's.
   const message = `${description ?? error ?? 'error'}.`;
   const retryAfter = answer.headers['Retry-After'];
-  return messagePage(box, title, retryAfter ? words('error.retry', { message, seconds: retryAfter }) : message);
+  return messagePage(box, title, retryAfter ? words('error.retry', { message, seconds: retryAfter }) : shown(message));
 }
 
 const BARE_500 = '{"error":"server_error","error_description":"internal error; see the server log"}';

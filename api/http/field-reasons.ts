@@ -3,7 +3,7 @@
 // them in the person's language: each reason the people's forms can meet is read here into words
 // of the catalogue whose English is the very same sentence (test/unit/http/field-reasons.test.ts
 // checks both); a reason not listed is shown as written.
-import { words, type FieldErrors, type Text } from '../ui/language.js';
+import { shown, words, type FieldErrors, type Text } from '../ui/language.js';
 
 const CONTEXT = {
   'the email address': 'password.likeEmail',
@@ -27,7 +27,10 @@ const REASONS: readonly (readonly [RegExp, (m: RegExpExecArray) => Text])[] = [
   [/^is too long: at most (\d+) characters$/, (m) => words('password.tooLong', { max: Number(m[1]) })],
   [/^is too short: at least (\d+) characters$/, (m) => words('password.tooShort', { min: Number(m[1]) })],
   [/^is one of the most used passwords: choose another$/, () => words('password.common')],
-  [/^is too much like (.+): choose another$/, (m) => (Object.hasOwn(CONTEXT, m[1]!) ? words(CONTEXT[m[1] as keyof typeof CONTEXT]) : m[0])],
+  [
+    /^is too much like (.+): choose another$/,
+    (m) => (Object.hasOwn(CONTEXT, m[1]!) ? words(CONTEXT[m[1] as keyof typeof CONTEXT]) : shown(m[0])),
+  ],
   [/^is repeated or sequential characters \(such as aaaaaaaa, 12341234 or abcd1234\): choose another$/, () => words('password.repetitive')],
 ];
 
@@ -37,7 +40,7 @@ export function fieldReason(reason: string): Text {
     const m = pattern.exec(reason);
     if (m) return say(m);
   }
-  return reason;
+  return shown(reason);
 }
 
 /** A ValidationError's reasons by field, as a page is told them. */

@@ -167,10 +167,10 @@ export function invalidForm(svc: BrowserServices, res: Response): void {
  * and no longer than an answer may carry them (api/hooks/moments.ts, 512 characters). A failed call
  * of a Hook whose failurePolicy is Fail is the box's own words (FAILED_MESSAGE): said as they are.
  */
-export const hookWords = (message: string): Text => (message === FAILED_MESSAGE ? message : words('hook.said', { message }));
+export const hookWords = (message: string): Text => (message === FAILED_MESSAGE ? words('hook.failed') : words('hook.said', { message }));
 
 /** hookWords as plain text in the request's language, for a script that shows it as text (the passkey button's, textContent). */
 export function hookWordsPlain(req: Pick<Request, 'headers'>, message: string): string {
-  if (message === FAILED_MESSAGE) return message;
-  return pickLanguage(req.headers['accept-language']).messages['hook.said'].replace('{message}', () => message);
+  const { messages } = pickLanguage(req.headers['accept-language']);
+  return message === FAILED_MESSAGE ? messages['hook.failed'] : messages['hook.said'].replace('{message}', () => message);
 }

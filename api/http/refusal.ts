@@ -4,6 +4,7 @@
 // 6749-style JSON, each naming the decision.
 import { errorFields } from '../errors.js';
 import { PLAIN_LOOK } from '../ui/frame.js';
+import { shown } from '../ui/language.js';
 import { messagePage } from '../ui/pages.js';
 import type { Decision, RpcAnswer } from '../decision/engine.js';
 
@@ -42,7 +43,7 @@ export function refusalOf(box: string, d: Decision, wantsHtml: boolean, status: 
   if (wantsHtml) {
     const title = status === 403 ? 'Not allowed' : status === 401 ? 'Sign in needed' : 'Request refused';
     // A gateway's door renders it whole, as the box's plain English page: it answers for an app, not a page of the box.
-    return { status, kind: 'html', body: messagePage(box, title, `${d.description}. Reference: ${d.id}.`)(PLAIN_LOOK) };
+    return { status, kind: 'html', body: messagePage(box, shown(title), shown(`${d.description}. Reference: ${d.id}.`))(PLAIN_LOOK) };
   }
   const error = d.error ?? ERRORS[status] ?? 'temporarily_unavailable';
   return { status, kind: 'json', body: JSON.stringify({ ...errorFields(error, d.description), decision: d.id }) };

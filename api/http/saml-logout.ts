@@ -45,5 +45,10 @@ export function sendLogoutStep(svc: Pick<SignOutServices, 'config'>, res: Respon
   if ('redirect' in step) return void res.set('Cache-Control', 'no-store').redirect(303, step.redirect);
   if ('page' in step)
     return renderPage(res, 200, messagePage(svc.config.box, words('signedOut.title'), words('signedOut.closePage'), false));
-  renderPage(res, 400, messagePage(svc.config.box, 'This sign-out cannot go on', step.refused));
+  const why = step.refused;
+  const said =
+    typeof why === 'object'
+      ? words('samlLogout.answerRefused', { reason: why.answerRefused })
+      : words(({ over: 'samlLogout.over', notAwaited: 'samlLogout.notAwaited', taken: 'samlLogout.taken' } as const)[why]);
+  renderPage(res, 400, messagePage(svc.config.box, words('samlLogout.cannotGoOn'), said));
 }

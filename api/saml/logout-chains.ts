@@ -81,7 +81,10 @@ export type LogoutEnd =
   | { to: 'app'; answer: Pick<SloRequest, 'requestId' | 'logoutUrl' | 'relayState'> };
 
 /** What the browser is to be given now. */
-export type LogoutStep = { redirect: string } | { page: 'signed-out' } | { refused: string };
+/** Why a step of a sign-out is refused, as the page says it (api/http/saml-logout.ts): `answerRefused` the SAML reason. */
+export type LogoutRefusal = 'over' | 'notAwaited' | 'taken' | { answerRefused: string };
+
+export type LogoutStep = { redirect: string } | { page: 'signed-out' } | { refused: LogoutRefusal };
 
 type Chain = LogoutChainRow<Hop, LogoutEnd>;
 
@@ -145,7 +148,7 @@ export async function answeredHop(
   message: { samlResponse: string; relayState: string | undefined; rawQuery: string },
   browser: string | undefined,
 ): Promise<LogoutStep> {
-  const over = { refused: 'This sign-out is over, too old, or was started in another browser.' };
+  const over: LogoutStep = { refused: 'over' };
   if (browser === undefined || message.relayState === undefined) return over;
   const key = keyOf(message.relayState, browser);
   const chain = await logoutChainOf<Hop, LogoutEnd>(svc.pool, key, new Date());
@@ -157,20 +160,20 @@ export async function answeredHop(
   } catch (err) {
     if (!(err instanceof SamlRefusal)) throw err;
     svc.log.info({ event: 'saml_logout_answer_refused', client: hop.client, reason: err.reason }, 'SAML logout answer refused');
-    return { refused: `The application's sign-out answer was refused: ${err.reason}.` };
+    return { refused: { answerRefused: err.reason } };
   }
   if (answer.inResponseTo !== hop.requestId) {
     svc.log.info(
       { event: 'saml_logout_answer_refused', client: hop.client, reason: 'not the answer to the LogoutRequest awaited' },
       'SAML logout answer refused',
     );
-    return { refused: 'This is not the answer this sign-out awaits: it was taken already, or belongs to another sign-out.' };
+    return { refused: 'notAwaited' };
   }
   const problem = await problemOf(svc, hop, answer, message.rawQuery);
   if (problem !== undefined)
     svc.log.info({ event: 'saml_logout_app_failed', client: hop.client, reason: problem }, 'a SAML app did not sign out');
   const moved = await moveLogoutChainOn<Hop, LogoutEnd>(svc.pool, key, chain.position, problem !== undefined, new Date());
-  if (!moved) return { refused: 'This answer was taken already (in another tab of this browser).' };
+  if (!moved) return { refused: 'taken' };
   return stepOf(svc, message.relayState, browser, moved);
 }
 
@@ -201,7 +204,7 @@ async function stepOf(svc: Needs, handle: string, browser: string, chain: Chain)
     );
     at = await moveLogoutChainOn<Hop, LogoutEnd>(svc.pool, keyOf(handle, browser), at.position, true, new Date());
   }
-  return { refused: 'This answer was taken already (in another tab of this browser).' };
+  return { refused: 'taken' };
 }
 
 function endOf(svc: Needs, chain: Chain): LogoutStep {

@@ -126,13 +126,20 @@ export function sayer(language: Language): Say {
   };
 }
 
-/** Text a page is told to show: words of the catalogue, or a string shown as it is (a reason the core wrote). */
-export type Text = string | { key: MessageKey; values?: Values };
+/**
+ * Text a page is told to show: words of the catalogue, or something shown as it is that is no
+ * sentence of the box's (a third party's words, data) — `shown(...)` says so where it is made, so
+ * that an English sentence cannot reach a page of another language as a plain string.
+ */
+export type Text = { key: MessageKey; values?: Values } | { shown: string };
+
+/** Words that are not the box's own (a third party's reason, data), shown as written in every language. */
+export const shown = (text: string): Text => ({ shown: text });
 
 /** Words of the catalogue, for a page to say in the person's language. */
 export const words = (key: MessageKey, values?: Values): Text => ({ key, ...(values ? { values } : {}) });
 
-export const textOf = (say: Say, text: Text): Html | string => (typeof text === 'string' ? text : say(text.key, text.values));
+export const textOf = (say: Say, text: Text): Html | string => ('shown' in text ? text.shown : say(text.key, text.values));
 
 /** What is wrong with each field of a form, as a page is told it: words of the catalogue, or reasons shown as written. */
 export type FieldErrors = Record<string, readonly Text[]>;

@@ -6,9 +6,9 @@ import { FACTOR_KINDS } from '../factor-kinds.js';
 import type { FactorSummary } from '../store/factors.js';
 import { html, type Html } from './html.js';
 import { field, fieldError, hidden, page, type Page } from './frame.js';
-import { saidErrors, type FieldErrors, type Say } from './language.js';
+import { saidErrors, textOf, type FieldErrors, type Say, type Text } from './language.js';
 
-const alert = (error: string | undefined) => !!error && html`<p class="error" role="alert">${error}</p>`;
+const alert = (say: Say, error: Text | undefined) => !!error && html`<p class="error" role="alert">${textOf(say, error)}</p>`;
 
 export interface ResetRequestPage {
   box: string;
@@ -16,7 +16,7 @@ export interface ResetRequestPage {
   /** The box sends mail; without, the page says whom to ask. */
   mail: boolean;
   email?: string;
-  error?: string;
+  error?: Text;
 }
 
 export function resetRequestPage(p: ResetRequestPage): Page {
@@ -25,7 +25,7 @@ export function resetRequestPage(p: ResetRequestPage): Page {
     box: p.box,
     body: p.mail
       ? html`<h1>${say('signIn.forgot')}</h1>
-${alert(p.error)}
+${alert(say, p.error)}
 <p>${say('reset.explain')}</p>
 <form method="post" action="/auth/reset">
 ${hidden({ csrf: p.csrf })}
@@ -130,12 +130,12 @@ export function passwordResetPage(box: string): Page {
  * account's password confirms it, so that the holder of an address cannot be made to confirm an
  * account someone else made with it (a "pre-account takeover").
  */
-export function verifyEmailPage(box: string, action: string, csrf: string, token: string, email: string, error?: string): Page {
+export function verifyEmailPage(box: string, action: string, csrf: string, token: string, email: string, error?: Text): Page {
   return page((say) => ({
     title: say('verify.title'),
     box,
     body: html`<h1>${say('verify.title')}</h1>
-${alert(error)}
+${alert(say, error)}
 <p>${say('verify.explain', { email: html`<strong>${email}</strong>` })}</p>
 <p class="hint">${say('verify.notYou')}</p>
 <form method="post" action="${action}">

@@ -4,7 +4,7 @@ import type { FactorSummary } from '../store/factors.js';
 import { html, type Html } from './html.js';
 import { confirmNotice } from './account-page.js';
 import { page, passkeyButton, type Page } from './frame.js';
-import type { Say } from './language.js';
+import { textOf, type Say, type Text } from './language.js';
 
 export interface PasskeysPage {
   box: string;
@@ -14,7 +14,7 @@ export interface PasskeysPage {
   /** A proof given minutes ago: passkeys may be added and removed (else the page asks to confirm it is you first). */
   recent: boolean;
   /** Why the last change was refused, when it was. */
-  error?: string;
+  error?: Text;
 }
 
 const day = (say: Say, d: Date | null): Html | string => (d ? d.toISOString().slice(0, 10) : say('common.never'));
@@ -25,7 +25,7 @@ export function passkeysPage(p: PasskeysPage): Page {
     box: p.box,
     body: html`<h1>${say('passkeys.title')}</h1>
 <p>${say('passkeys.intro', { email: p.email })}</p>
-${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
+${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
 ${!p.recent && confirmNotice(say, '/auth/account/passkeys')}
 ${
   p.passkeys.length

@@ -2,7 +2,9 @@
 // colours and support link, the logo's origin alone allowed by the Content-Security-Policy; and
 // the error pages of a sign-in, each with a way on.
 import { expect } from 'chai';
+import { LANGUAGES } from '../../api/ui/language.js';
 import { Box } from '../support/box.js';
+import { strayTexts } from '../support/page-words.js';
 
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
@@ -60,6 +62,22 @@ describe('branded pages, in the language asked for, and error pages that lead so
     expect(await css.text())
       .to.include('--accent: #8a1c1c;')
       .and.not.include('--bg');
+  });
+
+  it('says a visitor’s pages and their refusals in German with no sentence from outside the catalogue', async function () {
+    const german = LANGUAGES.find((l) => l.tag === 'de')!;
+    for (const path of [
+      '/auth/sign-in',
+      '/auth/reset',
+      '/auth/upstream/nobody',
+      '/auth/sign-in/second-factor',
+      '/auth/logout?state=a&state=b',
+      '/auth/logout?id_token_hint=not-a-token',
+    ]) {
+      const text = await (await get(path, 'de')).text();
+      expect(text, path).to.include('<html lang="de"');
+      expect(strayTexts(text, german, ['ACME Corp', 'state']), path).to.deep.equal([]);
+    }
   });
 
   it('gives every sign-in error page a way on: sign in again, back to the app, and the support link', async function () {

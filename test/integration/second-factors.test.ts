@@ -11,6 +11,10 @@ import pg from 'pg';
 import { Box, basic, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
+import { strayTexts } from '../support/page-words.js';
+import { LANGUAGES } from '../../api/ui/language.js';
+
+const GERMAN = LANGUAGES.find((l) => l.tag === 'de')!;
 
 const CALLBACK = 'https://rp.example/callback';
 const SECRET = 'rp-secret-123';
@@ -82,8 +86,12 @@ class Scene {
   }
 
   /** A browser past the password: on its step's page (or signed in, for a person without factors). */
-  async afterPassword(email: string, returnTo = '/auth/signed-in'): Promise<{ browser: FormAgent; next: JsonResponse }> {
-    const browser = new FormAgent(this.box);
+  async afterPassword(
+    email: string,
+    returnTo = '/auth/signed-in',
+    sent: Record<string, string> = {},
+  ): Promise<{ browser: FormAgent; next: JsonResponse }> {
+    const browser = new FormAgent(this.box, sent);
     const next = await browser.signIn(email, PASSWORD, returnTo);
     expect(next.status, next.text).to.equal(303);
     return { browser, next };
@@ -477,6 +485,17 @@ describe('second factors across processes, and guesses counted', function () {
     const { secret, step } = await scene.enrolled('dee@example.com', false);
     const { browser } = await scene.afterPassword('dee@example.com');
     expect((await scene.give(browser, 'code', totpCode(secret, step + 1))).status).to.equal(303);
+  });
+
+  it('a German browser locked out of codes is told so in German: every sentence of the page is the catalogue’s', async function () {
+    const { secret, step } = await scene.enrolled('gerd@example.com', false);
+    const wrong = String((Number(totpCode(secret, step + 1)) + 1) % 1_000_000).padStart(6, '0');
+    const { browser } = await scene.afterPassword('gerd@example.com', '/auth/signed-in', { 'Accept-Language': 'de' });
+    for (let i = 0; i < 5; i++) expect((await scene.give(browser, 'code', wrong)).status).to.equal(401);
+    const locked = await scene.give(browser, 'code', wrong);
+    expect(locked.status).to.equal(429);
+    expect(locked.text).to.include('Zu viele falsche Codes');
+    expect(strayTexts(locked.text, GERMAN, ['default', 'gerd@example.com'])).to.deep.equal([]);
   });
 
   it('a right password does not wipe the wrong codes counted: the password again buys no more guesses', async function () {

@@ -31,7 +31,7 @@ import {
   resetSentPage,
   verifyEmailPage,
 } from '../../ui/link-pages.js';
-import { words, type FieldErrors } from '../../ui/language.js';
+import { words, type FieldErrors, type Text } from '../../ui/language.js';
 import { messagePage } from '../../ui/pages.js';
 import { browserPage } from '../browser-pages.js';
 import { pageForm } from '../body.js';
@@ -88,9 +88,9 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     if (!mail) return renderPage(res, 200, resetRequestPage({ box, csrf: csrfToken(svc, req, res), mail }));
     const email = text(body.email);
-    const again = (status: number, error: string) =>
+    const again = (status: number, error: Text) =>
       renderPage(res, status, resetRequestPage({ box, csrf: csrfToken(svc, req, res), mail, email, error }));
-    if (!email || email.length > 320 || !email.includes('@')) return again(400, 'Type the email address of your account.');
+    if (!email || email.length > 320 || !email.includes('@')) return again(400, words('link.typeEmail'));
     // Counted whether or not the address has an account: the answer cannot tell them apart.
     const address = svc.addressOf(req);
     const refused = await svc.attempts.begin([{ resetsFrom: address }, { mailsTo: email }]);
@@ -171,20 +171,19 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
       const holder = await holderOf(req, res, token, purpose);
       if (!holder) return;
       const { user, sentTo } = holder;
-      const again = (status: number, error: string) =>
+      const again = (status: number, error: Text) =>
         renderPage(res, status, verifyEmailPage(box, path, csrfToken(svc, req, res), token, sentTo, error));
       // The account's password, counted as at sign-in: the link alone proves the mailbox, not the account.
       const of = { user, address: svc.addressOf(req), where: "a mailed link's page" };
       const answer = await passwordAgain(svc, of, typeof body.password === 'string' ? body.password : '');
-      if ('throttled' in answer)
-        return again(429, `Too many wrong passwords. Try again in ${minutesUntil(answer.throttled.retryAt)} minutes.`);
-      if ('unchecked' in answer) return again(503, 'The box is busy. Try again in a moment.');
-      if ('refused' in answer) return again(401, 'That is not the password of this account.');
+      if ('throttled' in answer) return again(429, words('link.tooManyPasswords', { minutes: minutesUntil(answer.throttled.retryAt) }));
+      if ('unchecked' in answer) return again(503, words('error.busy'));
+      if ('refused' in answer) return again(401, words('link.wrongPassword'));
       const done =
         purpose === 'verify'
           ? await verifyEmail(svc, token, user.passwordHash, svc.addressOf(req))
           : await confirmEmailChange(svc, token, user.passwordHash);
-      if (done === 'taken') return again(409, 'Another account has this address now: it cannot be yours too.');
+      if (done === 'taken') return again(409, words('link.emailTaken'));
       if (!done) return renderPage(res, 400, linkInvalidPage(box, 'verify'));
       renderPage(res, 200, emailVerifiedPage(box, done.email));
     });

@@ -25,7 +25,7 @@ import { acrWantedOf } from '../../people/steps.js';
 import { claimedPushedRequest, endPushedRequest, holdRequest } from '../../oauth/par.js';
 import { consentOf, rememberConsent } from '../../oauth/consents.js';
 import { agentShown } from '../../oauth/agents.js';
-import { words } from '../../ui/language.js';
+import { shown, words } from '../../ui/language.js';
 import { consentPage, messagePage, type ConsentResource } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
@@ -46,7 +46,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
   const box = svc.config.box;
 
   const problemPage = (res: Response, problem: PageProblem): void =>
-    renderPage(res, problem.status, messagePage(box, problem.title, problem.message));
+    renderPage(res, problem.status, messagePage(box, shown(problem.title), shown(problem.message)));
 
   /** The answer to the client, every one of them: a redirect, or (form_post) a page that posts it, no-store like every page. */
   const answerClient = (res: Response, answer: ClientAnswer): void =>

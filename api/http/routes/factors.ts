@@ -66,9 +66,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
   });
   const signInAgain = (res: Response, target: StepTarget): void => renderPage(res, 403, signInAgainPage(box, target.returnTo));
   /** What a throttle's refusal says on a page of codes. */
-  const tooManyCodes = (refusal: Refusal): string => {
+  const tooManyCodes = (refusal: Refusal): Text => {
     const minutes = minutesUntil(refusal.retryAt);
-    return `Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+    return words(minutes === 1 ? 'code.tooManyOne' : 'code.tooMany', { minutes });
   };
   const codeOf = (req: Request, user: UserRow): CodeOf => ({ user, address: svc.addressOf(req) });
   /** What a throttle's refusal of a mailed code says. */

@@ -141,22 +141,17 @@ export function openidRouter(svc: OpenidRouterServices): Router {
     const params: Partial<Record<(typeof LOGOUT_PARAMS)[number], string>> = {};
     for (const name of LOGOUT_PARAMS) {
       const v = source[name];
-      if (Array.isArray(v))
-        return render(res, 400, messagePage(box, words('logout.invalid'), `The parameter ${name} was given more than once.`));
+      if (Array.isArray(v)) return render(res, 400, messagePage(box, words('logout.invalid'), words('logout.repeated', { name })));
       if (typeof v === 'string' && v !== '') params[name] = v;
     }
     const hint =
       params.id_token_hint === undefined ? undefined : idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
     if (params.id_token_hint !== undefined && !hint) {
-      return render(res, 400, messagePage(box, words('logout.invalid'), 'The application sent an ID token this box did not issue.'));
+      return render(res, 400, messagePage(box, words('logout.invalid'), words('logout.foreignToken')));
     }
     const hintClient = typeof hint?.aud === 'string' ? hint.aud : undefined;
     if (params.client_id && hintClient && params.client_id !== hintClient) {
-      return render(
-        res,
-        400,
-        messagePage(box, words('logout.invalid'), 'The client and the ID token of this request do not belong together.'),
-      );
+      return render(res, 400, messagePage(box, words('logout.invalid'), words('logout.mismatch')));
     }
     const clientId = params.client_id ?? hintClient;
     let returnTo: string | undefined;
@@ -167,15 +162,7 @@ export function openidRouter(svc: OpenidRouterServices): Router {
           { event: 'logout_refused', client: clientId, reason: 'post_logout_redirect_uri not registered' },
           'logout request refused',
         );
-        return render(
-          res,
-          400,
-          messagePage(
-            box,
-            words('logout.invalid'),
-            'The application asked to be sent back to an address it did not register. You have not been signed out.',
-          ),
-        );
+        return render(res, 400, messagePage(box, words('logout.invalid'), words('logout.unregistered')));
       }
       const url = new URL(params.post_logout_redirect_uri);
       if (params.state !== undefined) url.searchParams.set('state', params.state);

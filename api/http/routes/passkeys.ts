@@ -22,7 +22,7 @@ import {
   type NotAdded,
   type Options,
 } from '../../people/ways/passkey.js';
-import { words } from '../../ui/language.js';
+import { words, type Text } from '../../ui/language.js';
 import { messagePage } from '../../ui/pages.js';
 import { passkeysPage } from '../../ui/passkey-pages.js';
 import { browserPage } from '../browser-pages.js';
@@ -160,7 +160,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
 
   // --- the person's passkeys page
 
-  const showPage = async (req: Request, res: Response, status = 200, error?: string): Promise<void> => {
+  const showPage = async (req: Request, res: Response, status = 200, error?: Text): Promise<void> => {
     const person = await accountHolder(svc, req);
     if (!person) return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PAGE)}`);
     const passkeys = await passkeysOf(svc, person.user.id);
@@ -187,8 +187,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
       );
     const removed = await removeOwnFactor(svc, person.user, id, person.browser.sid, svc.addressOf(req));
     if (removed === 'signed-out') return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PAGE)}`);
-    if (removed === 'last')
-      return showPage(req, res, 409, 'Your group requires a second factor: add another one before you remove this one.');
+    if (removed === 'last') return showPage(req, res, 409, words('passkeys.lastRequired'));
     res.redirect(303, ACCOUNT_PAGE);
   });
 

@@ -125,7 +125,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
   const issuer = svc.config.baseUrl;
 
   const refusalPage = (res: Response, status: number, reason: Text): void =>
-    renderPage(res, status, messagePage(box, 'This sign-in cannot go on', reason));
+    renderPage(res, status, messagePage(box, words('saml.cannotGoOn'), reason));
 
   /** The MAC of a checked request for this browser: what keeps it whole through the sign-in. */
   const mac = (browser: string, payload: string): string =>
@@ -217,7 +217,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
   /** Decides what `request` needs for this browser now, and carries it out. */
   async function proceed(req: Request, res: Response, request: SsoRequest, signedInBefore: string | undefined, answer?: 'allow' | 'deny') {
     const sp = await providerOf(request);
-    if (!sp) return refusalPage(res, 400, 'The application is no longer a SAML app of this box.');
+    if (!sp) return refusalPage(res, 400, words('saml.noApp'));
     const client = sp.client;
     const person = await signedInPerson(svc, req);
     const principal = person && (await svc.users.get(String(person.user.id)));
@@ -277,17 +277,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
         );
       case 'denied':
         svc.audit.record({ event: 'token_refused', client: client.id, grant: 'saml', error: 'access_denied', address: svc.addressOf(req) });
-        return refusalPage(
-          res,
-          403,
-          `Your account may not sign in to the application "${client.id}" (its access policies do not admit you).`,
-        );
+        return refusalPage(res, 403, words('saml.notAdmitted', { client: client.id }));
       case 'status':
         return postResponse(res, request, samlStatusResponse(issuer, request, decision.status, decision.message, key, Date.now()));
       case 'assertion': {
         if (decision.remember) await rememberConsent(svc, person!.user.id, client.id, [], null);
         const facts = await assertionFacts(sp, person!);
-        if (!facts) return refusalPage(res, 403, 'The application is given your email address, and it is not proven yet.');
+        if (!facts) return refusalPage(res, 403, words('saml.emailUnproven'));
         // The box's Hooks of samlAssertionIssuing (api/oauth/token-hooks.ts): attributes to add, never over the box's own.
         const hooked = await assertionHooked(svc, client.id, person!.user.id, person!.browser.amr);
         if ('refused' in hooked) return refusalPage(res, hooked.failed ? 503 : 403, hookWords(hooked.refused));
@@ -327,7 +323,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
       svc.log.info({ event: 'saml_request_refused', reason }, 'SAML request refused');
-      return refusalPage(res, 400, `The application's sign-in request was refused: ${reason}.`);
+      return refusalPage(res, 400, words('saml.requestRefused', { reason }));
     }
     if (hop) return res.redirect(303, `/auth/saml/sso?resume=${hold('', request, null)}`);
     return proceedSeen(req, res, request);
@@ -354,8 +350,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
     const query = req.query;
     if (query.resume !== undefined) {
       const held = resumed(req, query.resume);
-      if (!held)
-        return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
+      if (!held) return refusalPage(res, 400, words('saml.tooOld'));
       if (held.signedInBefore === null) return proceedSeen(req, res, held.request);
       return proceed(req, res, held.request, held.request.forceAuthn ? held.signedInBefore : undefined);
     }
@@ -391,7 +386,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
       svc.log.info({ event: 'saml_request_refused', reason }, 'SAML logout refused');
-      return refusalPage(res, 400, `The application's sign-out request was refused: ${reason}.`);
+      return refusalPage(res, 400, words('saml.logoutRefused', { reason }));
     }
     const person = await signedInPerson(svc, req);
     const facts = person && (await assertionFacts(slo.sp, person));
@@ -423,8 +418,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
     if (!csrfValid(svc, req, body.csrf)) return renderPage(res, 403, messagePage(box, words('form.expired'), words('form.expiredMessage')));
     const held = resumed(req, body.resume);
     // The consent page holds a request bound to this browser, never the hop's.
-    if (!held || held.signedInBefore === null)
-      return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
+    if (!held || held.signedInBefore === null) return refusalPage(res, 400, words('saml.tooOld'));
     return proceed(
       req,
       res,

@@ -186,7 +186,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       if ('throttled' in begin) {
         const { retryAt } = begin.throttled;
         const minutes = minutesUntil(retryAt);
-        const message = `Too many sign-ins were begun from your network address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+        const message = words(minutes === 1 ? 'upstream.tooManyBegunOne' : 'upstream.tooManyBegun', { minutes });
         return renderPage(res, 429, messagePage(box, words('upstream.tooMany'), message), { 'Retry-After': String(secondsUntil(retryAt)) });
       }
       appendCookie(res, `${bindingCookie(svc)}=${begin.binding}${cookieOptions(svc, BINDING_SECONDS)}`);

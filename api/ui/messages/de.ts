@@ -417,4 +417,34 @@ export const de: Catalogue = {
   'account.emailTaken': 'Für diese Adresse gibt es schon ein Konto.',
   'newPassword.keepOne':
     'Behalten Sie mindestens einen zweiten Faktor: Ihre nächste Anmeldung fragt danach. Alle verloren? Verwenden Sie einen Wiederherstellungscode.',
+  'code.tooMany': 'Zu viele falsche Codes. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'code.tooManyOne': 'Zu viele falsche Codes. Versuchen Sie es in {minutes} Minute noch einmal.',
+  'upstream.tooManyBegun':
+    'Von Ihrer Netzwerkadresse wurden zu viele Anmeldungen begonnen. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'upstream.tooManyBegunOne':
+    'Von Ihrer Netzwerkadresse wurden zu viele Anmeldungen begonnen. Versuchen Sie es in {minutes} Minute noch einmal.',
+  'hook.failed': 'Eine Prüfung, die die Box vornehmen muss, war nicht möglich. Versuchen Sie es gleich noch einmal.',
+  'logout.repeated': 'Der Parameter {name} wurde mehr als einmal angegeben.',
+  'logout.foreignToken': 'Die Anwendung hat ein ID-Token geschickt, das diese Box nicht ausgestellt hat.',
+  'logout.mismatch': 'Der Client und das ID-Token dieser Anfrage gehören nicht zusammen.',
+  'logout.unregistered':
+    'Die Anwendung wollte an eine Adresse zurückgeschickt werden, die sie nicht registriert hat. Sie wurden nicht abgemeldet.',
+  'saml.cannotGoOn': 'Diese Anmeldung kann nicht fortgesetzt werden',
+  'saml.noApp': 'Die Anwendung ist keine SAML-Anwendung dieser Box mehr.',
+  'saml.notAdmitted': 'Ihr Konto darf sich nicht bei der Anwendung „{client}“ anmelden (ihre Zugriffsregeln lassen Sie nicht zu).',
+  'saml.emailUnproven': 'Die Anwendung erhält Ihre E-Mail-Adresse, und diese ist noch nicht bestätigt.',
+  'saml.requestRefused': 'Die Anmeldeanfrage der Anwendung wurde abgelehnt: {reason}.',
+  'saml.tooOld': 'Diese Anmeldung ist zu alt oder wurde in einem anderen Browser begonnen: Beginnen Sie erneut in der Anwendung.',
+  'saml.logoutRefused': 'Die Abmeldeanfrage der Anwendung wurde abgelehnt: {reason}.',
+  'samlLogout.cannotGoOn': 'Diese Abmeldung kann nicht fortgesetzt werden',
+  'samlLogout.over': 'Diese Abmeldung ist beendet, zu alt oder wurde in einem anderen Browser begonnen.',
+  'samlLogout.answerRefused': 'Die Abmeldeantwort der Anwendung wurde abgelehnt: {reason}.',
+  'samlLogout.notAwaited':
+    'Dies ist nicht die Antwort, auf die diese Abmeldung wartet: Sie wurde schon verwendet oder gehört zu einer anderen Abmeldung.',
+  'samlLogout.taken': 'Diese Antwort wurde schon verwendet (in einem anderen Tab dieses Browsers).',
+  'link.typeEmail': 'Geben Sie die E-Mail-Adresse Ihres Kontos ein.',
+  'link.tooManyPasswords': 'Zu viele falsche Passwörter. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'link.wrongPassword': 'Das ist nicht das Passwort dieses Kontos.',
+  'passkeys.lastRequired': 'Ihre Gruppe verlangt einen zweiten Faktor: Fügen Sie einen weiteren hinzu, bevor Sie diesen entfernen.',
+  'link.emailTaken': 'Ein anderes Konto hat jetzt diese Adresse: Sie kann nicht auch Ihre sein.',
 };

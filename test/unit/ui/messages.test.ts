@@ -4,10 +4,13 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { MAIL_LANGUAGES, mailLanguageProblems } from '../../../api/mail/templates.js';
 import { PLAIN_LOOK } from '../../../api/ui/frame.js';
-import { catalogueProblems, LANGUAGES, pickLanguage, sayer, type Language } from '../../../api/ui/language.js';
+import { catalogueProblems, LANGUAGES, pickLanguage, sayer, shown, words, type Language, type Text } from '../../../api/ui/language.js';
+import { secondFactorPage } from '../../../api/ui/factor-pages.js';
+import type { Page } from '../../../api/ui/frame.js';
 import { en, type Catalogue } from '../../../api/ui/messages/en.js';
 import { messagePage, signInPage } from '../../../api/ui/pages.js';
 import { projectPath } from '../../../api/paths.js';
+import { strayTexts } from '../../support/page-words.js';
 
 /** A catalogue of the test only: Arabic-script placeholders for every string, to see a right-to-left page. */
 const rtlTest: Language = {
@@ -84,5 +87,41 @@ describe('the catalogues of the pages', function () {
   it('lays the pages out with logical properties only, so that a right-to-left page mirrors', function () {
     const css = fs.readFileSync(projectPath('api', 'ui', 'assets', 'boxauth.css'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
     expect(css.match(/[^{}]*\{[^}]*\b(left|right)\b[^}]*\}/g) ?? []).to.deep.equal([]);
+  });
+});
+
+describe('the words of a German page', function () {
+  const de = LANGUAGES.find((l) => l.tag === 'de')!;
+  const inGerman = (p: Page): string => p({ ...PLAIN_LOOK, language: de });
+  const step = { box: 'default', csrf: 'c', returnTo: '/', acr: undefined };
+  const secondFactor = (error: Text): string =>
+    inGerman(
+      secondFactorPage({
+        ...step,
+        totp: true,
+        passkeys: false,
+        recoveryCodes: true,
+        hasFactor: true,
+        passkeyOnly: false,
+        passkeyNext: false,
+        email: { address: 'ann@example.com', sent: true },
+        error,
+      }),
+    );
+
+  it('are all the catalogue’s: the second-factor page, its refusals, a message page and the sign-in page', function () {
+    const data = ['default', 'ann@example.com'];
+    expect(strayTexts(secondFactor(words('code.tooMany', { minutes: 5 })), de, data)).to.deep.equal([]);
+    expect(strayTexts(secondFactor(words('step.wrongRecoveryCode')), de, data)).to.deep.equal([]);
+    expect(
+      strayTexts(inGerman(messagePage('default', words('saml.cannotGoOn'), words('saml.requestRefused', { reason: 'x' }))), de, data),
+    ).to.deep.equal([]);
+    const shownPage = { box: 'default', csrf: 'c', returnTo: '/', registration: true, providers: [], own: true, usernames: false };
+    expect(strayTexts(inGerman(signInPage({ ...shownPage, error: words('error.busy') })), de, data)).to.deep.equal([]);
+  });
+
+  it('finds an English sentence written into it as it is', function () {
+    const english = secondFactor(shown('Too many wrong codes. Try again in 5 minutes.'));
+    expect(strayTexts(english, de, ['default', 'ann@example.com'])).to.deep.equal(['Too many wrong codes. Try again in 5 minutes.']);
   });
 });
