@@ -9,7 +9,7 @@ import type { Audit } from '../audit.js';
 import type { Logger } from '../log.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { Metrics } from '../metrics.js';
-import { purgeBrowserRecords } from '../store/browser.js';
+import { purgeBrowserRecords } from '../store/browser-sessions.js';
 import { purgeFactorRecords } from '../store/factors.js';
 import { purgeLinks } from '../store/account-links.js';
 import { purgeUpstreamSignIns } from '../store/identity-providers.js';

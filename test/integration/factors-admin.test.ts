@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { createPool, withTransaction, type Pool } from '../../api/db/pool.js';
 import { randomBytes } from 'node:crypto';
 import { tokenHash } from '../../api/credentials/tokens.js';
-import { createBrowserSession } from '../../api/store/browser.js';
+import { createBrowserSession } from '../../api/store/browser-sessions.js';
 import { addPasskey, acceptTotpStep, replaceRecoveryCodes, startTotp } from '../../api/store/factors.js';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
