@@ -129,3 +129,8 @@ export async function deletePendingCodes(db: Queryable, owner: CodeOwner): Promi
   const [column, value] = 'sid' in owner ? ['sid', owner.sid] : ['user_id', owner.user];
   await db.query(`DELETE FROM authorization_codes WHERE ${column} = $1 AND used_at IS NULL`, [value]);
 }
+
+/** Deletes codes that expired more than an hour ago. */
+export async function purgeAuthorizationCodes(db: Queryable): Promise<void> {
+  await db.query("DELETE FROM authorization_codes WHERE expires_at < now() - interval '1 hour'");
+}

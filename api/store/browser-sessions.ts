@@ -219,9 +219,7 @@ export async function holdBrowserSession(tx: Transaction, sid: string): Promise<
   return rowCount === 1;
 }
 
-/** Deletes expired browser sessions, codes and throttling windows. */
-export async function purgeBrowserRecords(db: Queryable, windowSeconds: number): Promise<void> {
+/** Deletes expired browser sessions. */
+export async function purgeBrowserSessions(db: Queryable): Promise<void> {
   await db.query('DELETE FROM browser_sessions WHERE expires_at < now()');
-  await db.query("DELETE FROM authorization_codes WHERE expires_at < now() - interval '1 hour'");
-  await db.query('DELETE FROM sign_in_failures WHERE window_start < now() - make_interval(secs => $1)', [windowSeconds]);
 }

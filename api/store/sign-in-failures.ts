@@ -36,3 +36,8 @@ export async function uncountAttempt(db: Queryable, keys: string[]): Promise<voi
 export async function clearFailures(db: Queryable, key: string): Promise<void> {
   await db.query('DELETE FROM sign_in_failures WHERE key = $1', [key]);
 }
+
+/** Deletes throttling windows that ended more than `windowSeconds` ago. */
+export async function purgeFailures(db: Queryable, windowSeconds: number): Promise<void> {
+  await db.query('DELETE FROM sign_in_failures WHERE window_start < now() - make_interval(secs => $1)', [windowSeconds]);
+}
