@@ -19,7 +19,7 @@ import { generatePassword, generateSecret, hashSecret, verifyHash } from './cred
 import { passwordCheck } from './schema/password-policy.js';
 import { OPENID_SCOPES } from './oauth/openid.js';
 import { ADMIN_CLIENT_ID, adminClientPolicyId, ADMINS_GROUP, adminsPolicyId, rootPolicyId } from './reserved.js';
-import { claimSetting, ensureSetting } from './store/browser.js';
+import { claimSetting, ensureSetting } from './store/box-settings.js';
 import { clients } from './store/clients.js';
 import { ensureGroup } from './store/groups.js';
 import { accessPolicies } from './store/policies.js';

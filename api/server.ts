@@ -50,7 +50,7 @@ import { accessPolicies } from './store/policies.js';
 import { RefreshWriter } from './store/refresh-writer.js';
 import { RefreshReader } from './store/refresh-reader.js';
 import { SessionWriter } from './store/session-writer.js';
-import { ensureSetting } from './store/browser.js';
+import { ensureSetting } from './store/box-settings.js';
 import type { SubjectSettings } from './credentials/subjects.js';
 import { personOfSubject } from './credentials/presented-subjects.js';
 import { findByAccessToken, findById } from './store/sessions.js';

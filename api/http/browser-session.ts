@@ -10,7 +10,7 @@ import type { PrincipalUser } from '../types.js';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { parseCookies } from '../cookies.js';
-import type { BrowserSession } from '../store/browser.js';
+import type { BrowserSession } from '../store/browser-sessions.js';
 import type { Pool } from '../db/pool.js';
 import { browserSession, signOut, type BrowserFacts, type BrowserToken } from '../people/browsers.js';
 import { deviceToken } from '../people/devices.js';

@@ -17,7 +17,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { AUTHORIZE_PARAMS, SIGN_IN_AFTER, type AuthorizationRequest } from '../oauth/authorization-request.js';
-import type { BrowserSession } from '../store/browser.js';
+import type { BrowserSession } from '../store/browser-sessions.js';
 import { browserId, presentedBrowserId, type BrowserServices } from './browser-session.js';
 
 /** What the sign-in marker needs (the CSRF key, the browser id). */

@@ -9,7 +9,9 @@ import type { Audit } from '../audit.js';
 import type { Logger } from '../log.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { Metrics } from '../metrics.js';
-import { purgeBrowserRecords } from '../store/browser.js';
+import { purgeAuthorizationCodes } from '../store/authorization-codes.js';
+import { purgeBrowserSessions } from '../store/browser-sessions.js';
+import { purgeFailures } from '../store/sign-in-failures.js';
 import { purgeFactorRecords } from '../store/factors.js';
 import { purgeLinks } from '../store/account-links.js';
 import { purgeUpstreamSignIns } from '../store/identity-providers.js';
@@ -79,7 +81,9 @@ export function startPurgeJob(svc: PurgeServices): () => void {
     if (purged) svc.log.info({ purged }, 'purged old sessions');
     // Throttling windows of sign-ins and sign-ups share a table: keep each for the longest window.
     const { signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds, mailWindowSeconds } = svc.config;
-    await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds, mailWindowSeconds));
+    await purgeBrowserSessions(client);
+    await purgeAuthorizationCodes(client);
+    await purgeFailures(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds, mailWindowSeconds));
     await purgeLinks(client);
     await purgeUpstreamSignIns(client);
     await purgeDeviceCodes(client);

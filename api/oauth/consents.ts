@@ -8,7 +8,7 @@
 // who let an agent use one MCP server was not asked about another. A request for a resource the
 // person has not allowed this client shows the consent page again, whatever its scopes.
 import type { Pool } from '../db/pool.js';
-import { consentedScopes, recordConsent } from '../store/browser.js';
+import { consentedScopes, recordConsent } from '../store/consents.js';
 
 /** How a consent names the resource of a request: its audience, or '' for none (the box's own API). */
 const resourceKey = (audience: string | null | undefined): string => audience ?? '';

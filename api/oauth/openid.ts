@@ -12,7 +12,7 @@ import type { Client, GrantSettings } from '../types.js';
 import { signJwt, verifyJwt, JwtError, type SigningKey } from '../credentials/jwt.js';
 import { scopesOf } from '../credentials/scopes.js';
 import { acrOf, amrOf } from '../credentials/acr.js';
-import type { RequestedClaims } from '../store/browser.js';
+import type { RequestedClaims } from '../store/authorization-codes.js';
 import { FAPI2_ID_TOKEN_ALG, isFapi2 } from './fapi2.js';
 import { subjectFor, type SubjectSettings } from '../credentials/subjects.js';
 

@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { emailKey } from '../input.js';
 import { ADDRESS_FACTOR } from '../credentials/throttle.js';
-import { clearFailures, countAttempt, uncountAttempt } from '../store/browser.js';
+import { clearFailures, countAttempt, uncountAttempt } from '../store/sign-in-failures.js';
 import { UPSTREAM_SIGN_IN_MINUTES } from '../store/identity-providers.js';
 
 export type AttemptKey =

@@ -24,7 +24,7 @@ import {
   findBrowserSession,
   type BrowserSession,
   type NewBrowserSession,
-} from '../store/browser.js';
+} from '../store/browser-sessions.js';
 import { deleteSignInStepsReplacing, factorState, takeSignInStep } from '../store/factors.js';
 import type { SessionRow } from '../store/sessions.js';
 import { getUser, type UserRow } from '../store/users.js';

@@ -15,7 +15,7 @@ import { deleteLinksOfUser, findLink, takeLink, type AccountLink, type LinkPurpo
 export { LINK_MINUTES } from '../store/account-links.js';
 import { enqueueMail } from '../mail/kinds.js';
 import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
-import { holdBrowserSession } from '../store/browser.js';
+import { holdBrowserSession } from '../store/browser-sessions.js';
 import { listFactors, removeFactor, type FactorSummary } from '../store/factors.js';
 import { tellOfFactorChange, tellOfPasswordChange } from './notices.js';
 import { ConstraintViolation } from '../store/constraints.js';

@@ -9,15 +9,8 @@ import { recentProof, RECENT_PROOF_MINUTES } from './factors.js';
 import { closeGrants, endPersonsGrants } from '../credentials/closing.js';
 import { Argon2Busy, type Argon2Gate } from '../credentials/secrets.js';
 import { withTransaction } from '../db/pool.js';
-import {
-  deleteConsent,
-  holdBrowserSession,
-  listBrowserSignIns,
-  listConsents,
-  recordProof,
-  type BrowserSignIn,
-  type Consent,
-} from '../store/browser.js';
+import { deleteConsent, listConsents, type Consent } from '../store/consents.js';
+import { holdBrowserSession, listBrowserSignIns, recordProof, type BrowserSignIn } from '../store/browser-sessions.js';
 import { factorState, listFactors, recoveryCodesLeft, type FactorState, type FactorSummary } from '../store/factors.js';
 import { allIdentityProviders, identitiesOf } from '../store/identity-providers.js';
 import { listPersonGrants, type PersonGrant } from '../store/sessions.js';

@@ -27,7 +27,7 @@ import { requestUser } from '../policy/requests.js';
 import type { PrincipalUser } from '../types.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
-import type { BrowserSession } from '../store/browser.js';
+import type { BrowserSession } from '../store/browser-sessions.js';
 import { createSignInStep, factorState, findSignInStep, takeSignInStep, type SignInStep } from '../store/factors.js';
 import { holdPerson } from '../store/users.js';
 import { recordSignIn, strengthen, type BrowserFacts, type BrowserToken, type SignedInPerson } from './browsers.js';

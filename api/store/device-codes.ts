@@ -1,6 +1,6 @@
 // Device codes of the device authorization grant (RFC 8628; see migration 008).
 import type { Queryable } from '../db/pool.js';
-import type { CodeOwner } from './browser.js';
+import type { CodeOwner } from './authorization-codes.js';
 
 export interface DeviceCode {
   userCode: string;

@@ -164,21 +164,37 @@ export async function recordPasskeyUse(db: Queryable, id: number, readCount: num
   return rowCount === 1;
 }
 
-/** A person's TOTP: the confirmed one, or (`pending`) the one being enrolled. */
-export async function findTotp(db: Queryable, userId: number, which: 'confirmed' | 'pending' = 'confirmed'): Promise<Totp | undefined> {
-  const { rows } = await db.query<DbRow>(
-    "SELECT * FROM factors WHERE user_id = $1 AND kind = 'totp' AND confirmed = $2 ORDER BY id DESC LIMIT 1",
-    [userId, which === 'confirmed'],
-  );
-  return rows[0] && totp(rows[0]);
+/** The kinds set up as a pending factor that their first code confirms, and what each reads as. */
+interface Confirmable {
+  totp: Totp;
+  email: EmailFactor;
 }
 
-/** Starts a TOTP enrolment: an unconfirmed factor holding the sealed secret (an earlier unconfirmed one is replaced). */
-export async function startTotp(db: Transaction, userId: number, name: string, sealedSecret: Buffer): Promise<number> {
-  await db.query("DELETE FROM factors WHERE user_id = $1 AND kind = 'totp' AND NOT confirmed", [userId]);
+const READ: { [K in keyof Confirmable]: (r: DbRow) => Confirmable[K] } = { totp, email: emailFactor };
+
+/** A person's factor of `kind`: the confirmed one, or (`pending`) the one being set up. */
+export async function findFactor<K extends keyof Confirmable>(
+  db: Queryable,
+  userId: number,
+  kind: K,
+  which: 'confirmed' | 'pending' = 'confirmed',
+): Promise<Confirmable[K] | undefined> {
+  const { rows } = await db.query<DbRow>(
+    'SELECT * FROM factors WHERE user_id = $1 AND kind = $2 AND confirmed = $3 ORDER BY id DESC LIMIT 1',
+    [userId, kind, which === 'confirmed'],
+  );
+  return rows[0] && READ[kind](rows[0]);
+}
+
+/** What a factor being set up starts with: a TOTP its sealed secret; codes by email nothing (each code comes with its mail). */
+export type FactorStart = { kind: 'totp'; sealedSecret: Buffer } | { kind: 'email' };
+
+/** Starts setting up a factor: an unconfirmed one of its kind (an earlier unconfirmed one, and its code, replaced). */
+export async function startFactor(db: Transaction, userId: number, name: string, start: FactorStart): Promise<number> {
+  await db.query('DELETE FROM factors WHERE user_id = $1 AND kind = $2 AND NOT confirmed', [userId, start.kind]);
   const { rows } = await db.query<{ id: string }>(
-    "INSERT INTO factors (user_id, kind, name, totp_secret, confirmed) VALUES ($1, 'totp', $2, $3, false) RETURNING id",
-    [userId, name, sealedSecret],
+    'INSERT INTO factors (user_id, kind, name, totp_secret, confirmed) VALUES ($1, $2, $3, $4, false) RETURNING id',
+    [userId, start.kind, name, start.kind === 'totp' ? start.sealedSecret : null],
   );
   return Number(rows[0]!.id);
 }
@@ -202,29 +218,6 @@ export async function acceptTotpStep(db: Queryable, id: number, step: number, co
 }
 
 // --- sign-in codes by email
-
-/** A person's codes by email: the confirmed factor, or (`pending`) the one being set up. */
-export async function findEmailFactor(
-  db: Queryable,
-  userId: number,
-  which: 'confirmed' | 'pending' = 'confirmed',
-): Promise<EmailFactor | undefined> {
-  const { rows } = await db.query<DbRow>(
-    "SELECT * FROM factors WHERE user_id = $1 AND kind = 'email' AND confirmed = $2 ORDER BY id DESC LIMIT 1",
-    [userId, which === 'confirmed'],
-  );
-  return rows[0] && emailFactor(rows[0]);
-}
-
-/** Starts setting up codes by email: an unconfirmed factor (an earlier unconfirmed one, and its code, replaced). */
-export async function startEmailFactor(db: Transaction, userId: number, name: string): Promise<number> {
-  await db.query("DELETE FROM factors WHERE user_id = $1 AND kind = 'email' AND NOT confirmed", [userId]);
-  const { rows } = await db.query<{ id: string }>(
-    "INSERT INTO factors (user_id, kind, name, confirmed) VALUES ($1, 'email', $2, false) RETURNING id",
-    [userId, name],
-  );
-  return Number(rows[0]!.id);
-}
 
 /**
  * The code just mailed for factor `id` of `userId` to `address` (its HMAC), replacing the one

@@ -2,7 +2,8 @@
 // their second factors, where they are signed in, and the apps they allowed. Every change is a
 // form posted with the page's CSRF token to api/http/routes/account.ts or factors.ts.
 import { linkedProvidersSection, type ProviderLink } from './upstream-pages.js';
-import type { BrowserSignIn, Consent } from '../store/browser.js';
+import type { BrowserSignIn } from '../store/browser-sessions.js';
+import type { Consent } from '../store/consents.js';
 import { FACTOR_KINDS } from '../factor-kinds.js';
 import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';

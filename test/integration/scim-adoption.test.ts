@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createPool, withTransaction } from '../../api/db/pool.js';
-import { recordConsent } from '../../api/store/browser.js';
+import { recordConsent } from '../../api/store/consents.js';
 import { replaceRecoveryCodes } from '../../api/store/factors.js';
 import { Box, basic, eventually, sleep, type JsonResponse } from '../support/box.js';
 import { addDummyPasskey } from '../support/factors.js';

@@ -10,7 +10,7 @@ import { decodeJwt } from 'jose';
 import { Box, basic } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { grpcCheck } from '../support/grpc-check.js';
-import { setBrowserSessionsAmr } from '../../api/store/browser.js';
+import { setBrowserSessionsAmr } from '../../api/store/browser-sessions.js';
 import { pepReadsPeople } from '../support/pep.js';
 
 const PASSKEY_AMR = ['pwd', 'hwk', 'user', 'mfa'];

@@ -7,7 +7,7 @@ import { badRequest, notFound } from '../../errors.js';
 import { emailKey, invisibleProblem } from '../../input.js';
 import { endGrant, endPersonsSessions, endSignIn, type AccountServices } from '../../people/accounts.js';
 import { EMAIL_MAX } from '../../schema/people.js';
-import { listBrowserSignIns, type BrowserSignIn } from '../../store/browser.js';
+import { listBrowserSignIns, type BrowserSignIn } from '../../store/browser-sessions.js';
 import { MAX_COUNT } from '../../store/search.js';
 import { listPersonGrants, type PersonGrant } from '../../store/sessions.js';
 import { getUser } from '../../store/users.js';

@@ -9,7 +9,7 @@ import {
   markCodeUsed,
   peekAuthorizationCode,
   type AuthorizationCode,
-} from '../../store/browser.js';
+} from '../../store/authorization-codes.js';
 import { insertSessions, type CloseSelector, type SessionRow } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { getUser, type UserRow } from '../../store/users.js';

@@ -13,7 +13,7 @@ import { withTransaction } from '../../db/pool.js';
 import { dummyHash } from '../../credentials/secrets.js';
 import { ValidationError } from '../../errors.js';
 import type { IdentityProvider } from '../../types.js';
-import { deleteBrowserSessionsThrough } from '../../store/browser.js';
+import { deleteBrowserSessionsThrough } from '../../store/browser-sessions.js';
 import { endBrowsersGrants } from '../../credentials/closing.js';
 import { deleteSignInStepsThrough, factorState } from '../../store/factors.js';
 import type { SessionRow } from '../../store/sessions.js';

@@ -15,7 +15,7 @@ import { emailCodeHash, emailCodeTyped } from '../../credentials/email-codes.js'
 import { offersSignInCodes, type Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import { enqueueMail, type SignInCodeDetail } from '../../mail/kinds.js';
-import { findEmailFactor, startEmailFactor, takeEmailCode, type EmailFactor } from '../../store/factors.js';
+import { findFactor, startFactor, takeEmailCode, type EmailFactor } from '../../store/factors.js';
 import { holdPerson } from '../../store/users.js';
 import type { Refusal } from '../attempts.js';
 import type { BrowserFacts, SignedInPerson } from '../browsers.js';
@@ -26,9 +26,9 @@ import { signInThrough, type Answer, type CodeOf, type WayServices } from './way
 /** Everything a code by email does to the database itself (what it completes is ../steps.ts's, what codes set up bring ./enrolment.ts's). */
 export interface EmailCodeStore {
   /** The person's codes by email: the confirmed factor, or (`pending`) the one being set up, with the code mailed last. */
-  findEmailFactor(db: Queryable, userId: number, which?: 'confirmed' | 'pending'): Promise<EmailFactor | undefined>;
+  findFactor(db: Queryable, userId: number, kind: 'email', which?: 'confirmed' | 'pending'): Promise<EmailFactor | undefined>;
   /** Codes by email being set up: pending; an earlier pending one is replaced. */
-  startEmailFactor(tx: Transaction, userId: number, name: string): Promise<number>;
+  startFactor(tx: Transaction, userId: number, name: string, start: { kind: 'email' }): Promise<number>;
   /** The code taken, once (one UPDATE), while it is the last mailed, for this sign-in, unexpired; `confirm` confirms a factor being set up. */
   takeEmailCode(db: Queryable, id: number, hash: Buffer, codeFor: Buffer, now: Date, confirm?: boolean): Promise<boolean>;
   /** The person's row held until the transaction ends, as every change of their factors holds it. */
@@ -39,7 +39,7 @@ export interface EmailCodeStore {
   withTransaction: typeof withTransaction;
 }
 
-const store: EmailCodeStore = { findEmailFactor, startEmailFactor, takeEmailCode, holdPerson, enqueueMail, withTransaction };
+const store: EmailCodeStore = { findFactor, startFactor, takeEmailCode, holdPerson, enqueueMail, withTransaction };
 
 /** What codes by email use of the process's services. */
 export type EmailCodeServices = WayServices & StepServices & { factorKey: Buffer; pool: Pool; config: Pick<Config, 'smtp' | 'box'> };
@@ -89,7 +89,7 @@ const mailCounted = async (svc: EmailCodeServices, of: CodeOf): Promise<Refusal 
 /** "Send a code" in the step `to` of a sign-in: a code for the person's codes by email. */
 export async function sendCodeInStep(svc: EmailCodeServices, of: CodeOf, to: CodeFor, language?: string): Promise<Sent> {
   const bound = boundTo(to);
-  const factor = await store.findEmailFactor(svc.pool, of.user.id);
+  const factor = await store.findFactor(svc.pool, of.user.id, 'email');
   if (!factor || !bound || svc.config.smtp === undefined) return 'none';
   const refused = await mailCounted(svc, of);
   if (refused) return { throttled: refused };
@@ -105,7 +105,7 @@ export async function startEmailCodes(svc: EmailCodeServices, of: CodeOf, to: Co
   if (refused) return { throttled: refused };
   const started = await store.withTransaction(svc.pool, async (tx) => {
     if (!(await store.holdPerson(tx, of.user.id))) return false;
-    await mailCode(tx, of, await store.startEmailFactor(tx, of.user.id, NAME), bound, language);
+    await mailCode(tx, of, await store.startFactor(tx, of.user.id, NAME, { kind: 'email' }), bound, language);
     return true;
   });
   return started ? 'sent' : 'none';
@@ -134,7 +134,7 @@ export async function giveEmailCode(
 ): Promise<Answer<WentOn | 'ended'>> {
   return signInThrough<WentOn | 'ended'>(svc, { ...asSecondFactor(of), success: 'email code' }, async () => {
     const bound = boundTo({ step: stepToken });
-    const factor = await store.findEmailFactor(svc.pool, of.user.id);
+    const factor = await store.findFactor(svc.pool, of.user.id, 'email');
     const hash = factor && bound && matchingCode(svc, factor, code, bound);
     // One UPDATE: of two requests with one code, one wins.
     if (!factor || !bound || !hash || !(await store.takeEmailCode(svc.pool, factor.id, hash, bound, new Date())))
@@ -147,7 +147,7 @@ export async function giveEmailCode(
 /** A right code of the person's codes by email being set up: the factor, taken (once) only with what it is set up for. */
 async function pendingCode(svc: EmailCodeServices, userId: number, code: string, to: CodeFor): Promise<Confirming | undefined> {
   const bound = boundTo(to);
-  const pending = bound && (await store.findEmailFactor(svc.pool, userId, 'pending'));
+  const pending = bound && (await store.findFactor(svc.pool, userId, 'email', 'pending'));
   const hash = pending && bound && matchingCode(svc, pending, code, bound);
   if (!pending || !bound || !hash) return undefined;
   return { kind: 'email', id: pending.id, confirm: (tx) => store.takeEmailCode(tx, pending.id, hash, bound, new Date(), true) };

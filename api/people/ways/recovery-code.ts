@@ -6,7 +6,7 @@
 import { endPersonsGrants } from '../../credentials/closing.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import type { Config } from '../../config.js';
-import { holdBrowserSession } from '../../store/browser.js';
+import { holdBrowserSession } from '../../store/browser-sessions.js';
 import {
   listFactors,
   removeAllFactors,

@@ -10,7 +10,7 @@ import { withFactor } from '../../credentials/acr.js';
 import { seal, unseal } from '../../credentials/sealing.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
-import { acceptTotpStep, findTotp, startTotp, type Totp } from '../../store/factors.js';
+import { acceptTotpStep, findFactor, startFactor, type Totp } from '../../store/factors.js';
 import type { BrowserFacts, SignedInPerson } from '../browsers.js';
 import { completeStep, type StepServices, type StepTarget, type WentOn } from '../steps.js';
 import { enrolInStep, enrolOnAccount, type Confirming, type PendingCheck } from './enrolment.js';
@@ -23,16 +23,16 @@ import { signInThrough, type Answer, type CodeOf, type WayServices } from './way
  */
 export interface TotpStore {
   /** The person's app: the confirmed one, or (`pending`) the one being set up. */
-  findTotp(db: Queryable, userId: number, which?: 'confirmed' | 'pending'): Promise<Totp | undefined>;
+  findFactor(db: Queryable, userId: number, kind: 'totp', which?: 'confirmed' | 'pending'): Promise<Totp | undefined>;
   /** A code taken for its time step, once (one UPDATE); `confirm` confirms an app being set up with it. */
   acceptTotpStep(db: Queryable, id: number, step: number, confirm?: boolean): Promise<boolean>;
   /** An app being set up: pending, its secret sealed; an earlier pending one is replaced. */
-  startTotp(tx: Transaction, userId: number, name: string, sealedSecret: Buffer): Promise<number>;
+  startFactor(tx: Transaction, userId: number, name: string, start: { kind: 'totp'; sealedSecret: Buffer }): Promise<number>;
   /** A transaction of its own (an app being set up replaces the one before). */
   withTransaction: typeof withTransaction;
 }
 
-const store: TotpStore = { findTotp, acceptTotpStep, startTotp, withTransaction };
+const store: TotpStore = { findFactor, acceptTotpStep, startFactor, withTransaction };
 
 /** What the app's code uses of the process's services. */
 export type TotpServices = WayServices & StepServices & { factorKey: Buffer; pool: Pool; config: Pick<Config, 'smtp' | 'box'> };
@@ -58,7 +58,7 @@ export async function giveCode(
   target: StepTarget,
 ): Promise<Answer<WentOn | 'ended'>> {
   return signInThrough<WentOn | 'ended'>(svc, { ...asSecondFactor(of), success: 'totp' }, async () => {
-    const totp = await store.findTotp(svc.pool, of.user.id);
+    const totp = await store.findFactor(svc.pool, of.user.id, 'totp');
     const step = totp && codeStep(svc, totp, code);
     // One UPDATE: of two requests with one code, one wins.
     if (!totp || step === undefined || !(await store.acceptTotpStep(svc.pool, totp.id, step)))
@@ -80,13 +80,15 @@ export async function startApp(
   user: { id: number; email: string },
 ): Promise<NewApp> {
   const secret = newTotpSecret();
-  await store.withTransaction(svc.pool, (tx) => store.startTotp(tx, user.id, NAME, seal(svc.factorKey, PURPOSE, secret)));
+  await store.withTransaction(svc.pool, (tx) =>
+    store.startFactor(tx, user.id, NAME, { kind: 'totp', sealedSecret: seal(svc.factorKey, PURPOSE, secret) }),
+  );
   return { secret: secretText(secret), uri: totpUri(secret, svc.config.box, user.email) };
 }
 
 /** A right code of the person's pending app: which one, and the time step it is of (written only with what it is set up for). */
 async function pendingCode(svc: TotpServices, userId: number, code: string): Promise<Confirming | undefined> {
-  const pending = await store.findTotp(svc.pool, userId, 'pending');
+  const pending = await store.findFactor(svc.pool, userId, 'totp', 'pending');
   const step = pending && codeStep(svc, pending, code);
   if (!pending || step === undefined) return undefined;
   // Confirmed by its code, in the transaction of what it is set up for; false when the code was taken meanwhile.

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { judgeCode } from '../../../../api/oauth/grants/authorization-code.js';
-import type { AuthorizationCode } from '../../../../api/store/browser.js';
+import type { AuthorizationCode } from '../../../../api/store/authorization-codes.js';
 import type { Client } from '../../../../api/types.js';
 
 const client: Client = { resourceType: 'Client', id: 'spa', grant_types: ['authorization_code'] };
