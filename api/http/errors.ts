@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Page } from '../ui/frame.js';
-import { shown, words, type Text } from '../ui/language.js';
+import { words, type MessageKey } from '../ui/language.js';
 import { messagePage } from '../ui/pages.js';
 import { renderPage } from './pages.js';
 import { send } from './respond.js';
@@ -97,21 +97,37 @@ export function wantsPage(req: Request): boolean {
   return req.headers.accept !== undefined && req.accepts(['application/json', 'text/html']) === 'text/html';
 }
 
-const TITLES: Record<number, Text> = {
-  401: words('error.signInNeeded'),
-  403: words('error.notAllowed'),
-  404: words('error.notFound'),
-  429: words('error.tooMany'),
-  503: words('error.unavailable'),
+const TITLES: Record<number, MessageKey> = {
+  401: 'error.signInNeeded',
+  403: 'error.notAllowed',
+  404: 'error.notFound',
+  429: 'error.tooMany',
+  503: 'error.unavailable',
+};
+
+/** What the page tells a person of each status, in their language. */
+const MESSAGES: Record<number, MessageKey> = {
+  400: 'error.badRequestMessage',
+  401: 'error.signInNeededMessage',
+  403: 'error.notAllowedMessage',
+  404: 'error.notFoundMessage',
+  409: 'error.conflictMessage',
+  413: 'error.tooLargeMessage',
+  414: 'error.tooLongMessage',
+  422: 'error.invalidMessage',
+  429: 'error.tooManyMessage',
+  503: 'error.unavailableMessage',
 };
 
 function errorPage(box: string, answer: ErrorAnswer): Page {
   const { error_description: description, error } = answer.body as { error?: string; error_description?: string };
-  const title = TITLES[answer.status] ?? words(answer.status >= 500 ? 'error.wentWrong' : 'error.cannotAnswer');
-  // The description is the box's reason, in English as the API answers it; the words around it are the person's.
-  const message = `${description ?? error ?? 'error'}.`;
+  const server = answer.status >= 500;
+  const title = TITLES[answer.status] ?? (server ? 'error.wentWrong' : 'error.cannotAnswer');
+  const said = words(MESSAGES[answer.status] ?? (server ? 'error.wentWrongMessage' : 'error.cannotAnswerMessage'));
   const retryAfter = answer.headers['Retry-After'];
-  return messagePage(box, title, retryAfter ? words('error.retry', { message, seconds: retryAfter }) : shown(message));
+  const message = retryAfter ? words('error.retry', { message: said, seconds: retryAfter }) : said;
+  // The API's own reason, in English as every program reads it, follows as a value: for whoever builds the app that sent the person here.
+  return messagePage(box, words(title), words('error.detail', { message, detail: description ?? error ?? 'error' }));
 }
 
 const BARE_500 = '{"error":"server_error","error_description":"internal error; see the server log"}';

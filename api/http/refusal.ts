@@ -4,7 +4,7 @@
 // 6749-style JSON, each naming the decision.
 import { errorFields } from '../errors.js';
 import { PLAIN_LOOK } from '../ui/frame.js';
-import { shown } from '../ui/language.js';
+import { words } from '../ui/language.js';
 import { messagePage } from '../ui/pages.js';
 import type { Decision, RpcAnswer } from '../decision/engine.js';
 
@@ -41,9 +41,14 @@ export function refusalOf(box: string, d: Decision, wantsHtml: boolean, status: 
   // A challenge (401) stays the challenge an OAuth client acts on; what a policy or the body refuses is the MCP client's to show.
   if (d.rpc && (status === 400 || status === 403 || status === 413)) return { status, kind: 'json', body: rpcRefusal(d, d.rpc) };
   if (wantsHtml) {
-    const title = status === 403 ? 'Not allowed' : status === 401 ? 'Sign in needed' : 'Request refused';
+    const title = words(status === 403 ? 'error.notAllowed' : status === 401 ? 'error.signInNeeded' : 'error.refused');
     // A gateway's door renders it whole, as the box's plain English page: it answers for an app, not a page of the box.
-    return { status, kind: 'html', body: messagePage(box, shown(title), shown(`${d.description}. Reference: ${d.id}.`))(PLAIN_LOOK) };
+    // The decision's description is the engine's, as its JSON and its log say it.
+    return {
+      status,
+      kind: 'html',
+      body: messagePage(box, title, words('error.reference', { description: d.description, id: d.id }))(PLAIN_LOOK),
+    };
   }
   const error = d.error ?? ERRORS[status] ?? 'temporarily_unavailable';
   return { status, kind: 'json', body: JSON.stringify({ ...errorFields(error, d.description), decision: d.id }) };

@@ -103,11 +103,21 @@ export interface AuthorizationRequest {
   fromRequestObject?: boolean;
 }
 
+/**
+ * What a page of the box tells the person of a problem (api/http/routes/authorization-endpoint.ts
+ * says it in their language): a parameter repeated, no client named, a client or redirect URI the
+ * box does not know, a request object refused, an agent no policy admits, a pushed request gone.
+ */
+export type PageProblemKind = 'repeated' | 'noClient' | 'unknown' | 'requestObject' | 'notAdmitted' | 'gone';
+
 /** A problem shown on a page of the box: until the client and its redirect URI are known good, nothing is redirected. */
 export interface PageProblem {
   kind: 'page';
   status: number;
-  title: string;
+  problem: PageProblemKind;
+  /** What the page's sentence names: the parameter (`name`), the request object's refusal (`reason`), the agent's host (`host`). */
+  values?: Record<string, string>;
+  /** The problem in English, as a client answered in the page's stead is told it (a push: ./par.ts). */
   message: string;
 }
 
@@ -266,7 +276,13 @@ const eachParameterOnce: PageCheck = ({ raw }) => {
       continue;
     }
     if (Array.isArray(v))
-      return { kind: 'page', status: 400, title: 'Invalid request', message: `The parameter ${name} was given more than once.` };
+      return {
+        kind: 'page',
+        status: 400,
+        problem: 'repeated',
+        values: { name },
+        message: `The parameter ${name} was given more than once.`,
+      };
     if (typeof v === 'string' && v !== '') params[name] = v;
   }
   return { params, severalResources };
@@ -274,7 +290,9 @@ const eachParameterOnce: PageCheck = ({ raw }) => {
 
 /** RFC 6749 §4.1.1: "client_id REQUIRED." */
 const clientIsNamed: PageCheck = ({ params }) =>
-  params.client_id ? undefined : linkNotValid('The request names no client (client_id is missing).');
+  params.client_id
+    ? undefined
+    : { kind: 'page', status: 400, problem: 'noClient', message: 'The request names no client (client_id is missing).' };
 
 /**
  * RFC 6749 §4.1.2.1: "if the client identifier is missing or invalid", the person is told, and
@@ -318,7 +336,8 @@ const requestObjectIsSigned: PageCheck = async ({ client, params, pushed }, svc)
   return {
     kind: 'page',
     status: 400,
-    title: 'This sign-in link is not valid',
+    problem: 'requestObject',
+    values: { reason: object.problem },
     message: `The application's request object is refused: ${object.problem}.`,
   };
 };
@@ -340,7 +359,8 @@ const agentIsAdmitted: PageCheck = async ({ client, params }, svc) => {
   return {
     kind: 'page',
     status: 403,
-    title: 'This application is not admitted',
+    problem: 'notAdmitted',
+    values: { host: hostOfClient(client.resource) },
     message: `This box does not let the application at ${hostOfClient(client.resource)} sign you in. If you expected it to, ask an administrator.`,
   };
 };
@@ -663,18 +683,20 @@ function requestOf(
 /** What a person is told of an agent: the host its client_id names (draft §8.5), or the host it comes back to. */
 const hostOfClient = (client: Client): string => agentShown(client)?.host || client.id;
 
-const linkNotValid = (message: string): PageProblem => ({ kind: 'page', status: 400, title: 'This sign-in link is not valid', message });
-
 /**
  * An unknown client and a redirect URI it did not register get the same page, which names
  * neither: the page must not tell a stranger which client ids exist. The log says which.
  */
 function unknownClientOrRedirect(svc: Pick<Needs, 'log'>, clientId: string | undefined, why: string): PageProblem {
   svc.log.info({ event: 'authorize_refused', client: clientId, reason: why }, 'authorization request refused');
-  return linkNotValid(
-    'The application sent you here with a client or a redirect URI that this box does not know. ' +
+  return {
+    kind: 'page',
+    status: 400,
+    problem: 'unknown',
+    message:
+      'The application sent you here with a client or a redirect URI that this box does not know. ' +
       'Go back to the application; if it keeps happening, tell its developers.',
-  );
+  };
 }
 
 /**

@@ -168,7 +168,7 @@ export function pushedRequestGone(svc: Pick<Needs, 'log'>, clientId: string | un
   return {
     kind: 'page',
     status: 400,
-    title: 'This sign-in link is not valid',
+    problem: 'gone',
     message:
       'The sign-in link has expired, was used already, or was opened in another browser. Go back to the application and start again.',
   };

@@ -69,8 +69,8 @@ export function pickLanguage(header: string | undefined, languages: readonly Lan
   return languages[0] ?? ENGLISH;
 }
 
-/** What a placeholder may take: text (escaped) or Html (as it is). */
-export type Values = Record<string, string | number | Html>;
+/** What a placeholder may take: text (escaped), Html (as it is), or another sentence of the page (said in its language). */
+export type Values = Record<string, string | number | Html | Text>;
 
 /** A catalogue's string with its placeholders filled. */
 export type Say = (key: MessageKey, values?: Values) => Html;
@@ -110,7 +110,7 @@ const escapeText = (text: string): string => text.replace(/[&<>"]/g, (c) => esca
 
 /** `say` for a language: its string, English's where it lacks one, the text escaped and each value put in. */
 export function sayer(language: Language): Say {
-  return (key, values = {}) => {
+  const say: Say = (key, values = {}) => {
     const text = Object.hasOwn(language.messages, key) ? language.messages[key] : en[key];
     return new Html(
       text
@@ -119,11 +119,15 @@ export function sayer(language: Language): Say {
           const name = /^\{([a-zA-Z][a-zA-Z0-9]*)\}$/.exec(part)?.[1];
           if (name === undefined || !Object.hasOwn(values, name)) return escapeText(part);
           const value = values[name]!;
-          return value instanceof Html ? value.text : escape(value);
+          if (value instanceof Html) return value.text;
+          if (typeof value !== 'object') return escape(value);
+          const said = textOf(say, value);
+          return said instanceof Html ? said.text : escape(said);
         })
         .join(''),
     );
   };
+  return say;
 }
 
 /**

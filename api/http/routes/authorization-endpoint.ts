@@ -16,6 +16,7 @@ import {
   type AuthorizationRequest,
   type AuthorizationRequestServices,
   type PageProblem,
+  type PageProblemKind,
 } from '../../oauth/authorization-request.js';
 import { grantAuthorization, type AuthorizationResponseServices } from '../../oauth/authorization-response.js';
 import type { ClientAnswer } from '../../oauth/response-mode.js';
@@ -25,7 +26,7 @@ import { acrWantedOf } from '../../people/steps.js';
 import { claimedPushedRequest, endPushedRequest, holdRequest } from '../../oauth/par.js';
 import { consentOf, rememberConsent } from '../../oauth/consents.js';
 import { agentShown } from '../../oauth/agents.js';
-import { shown, words } from '../../ui/language.js';
+import { words, type MessageKey } from '../../ui/language.js';
 import { consentPage, messagePage, type ConsentResource } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
@@ -41,12 +42,24 @@ export type AuthorizationEndpointRouterServices = AuthorizationRequestServices &
   FreshSignInServices &
   AcceptedWaysServices;
 
+/** Each problem of a request as its page says it: a title and a sentence of the catalogue. */
+const PROBLEM_WORDS: Record<PageProblemKind, [title: MessageKey, message: MessageKey]> = {
+  repeated: ['authorize.invalidRequest', 'authorize.repeated'],
+  noClient: ['appSignIn.linkInvalid', 'authorize.noClient'],
+  unknown: ['appSignIn.linkInvalid', 'authorize.unknownClient'],
+  requestObject: ['appSignIn.linkInvalid', 'authorize.requestObjectRefused'],
+  notAdmitted: ['authorize.notAdmittedTitle', 'authorize.notAdmitted'],
+  gone: ['appSignIn.linkInvalid', 'authorize.requestGone'],
+};
+
 export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
 
-  const problemPage = (res: Response, problem: PageProblem): void =>
-    renderPage(res, problem.status, messagePage(box, shown(problem.title), shown(problem.message)));
+  const problemPage = (res: Response, problem: PageProblem): void => {
+    const [title, message] = PROBLEM_WORDS[problem.problem];
+    renderPage(res, problem.status, messagePage(box, words(title), words(message, problem.values)));
+  };
 
   /** The answer to the client, every one of them: a redirect, or (form_post) a page that posts it, no-store like every page. */
   const answerClient = (res: Response, answer: ClientAnswer): void =>

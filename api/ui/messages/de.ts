@@ -447,4 +447,29 @@ export const de: Catalogue = {
   'link.wrongPassword': 'Das ist nicht das Passwort dieses Kontos.',
   'passkeys.lastRequired': 'Ihre Gruppe verlangt einen zweiten Faktor: Fügen Sie einen weiteren hinzu, bevor Sie diesen entfernen.',
   'link.emailTaken': 'Ein anderes Konto hat jetzt diese Adresse: Sie kann nicht auch Ihre sein.',
+  'authorize.invalidRequest': 'Ungültige Anfrage',
+  'authorize.repeated': 'Der Parameter {name} wurde mehr als einmal angegeben.',
+  'authorize.noClient': 'Die Anfrage nennt keinen Client (client_id fehlt).',
+  'authorize.unknownClient':
+    'Die Anwendung hat Sie mit einem Client oder einer Weiterleitungsadresse hierher geschickt, die diese Box nicht kennt. Gehen Sie zurück zur Anwendung; wenn es wieder passiert, sagen Sie es ihren Entwicklern.',
+  'authorize.requestObjectRefused': 'Das Anfrageobjekt der Anwendung wurde abgelehnt: {reason}.',
+  'authorize.notAdmittedTitle': 'Diese Anwendung ist nicht zugelassen',
+  'authorize.notAdmitted':
+    'Diese Box erlaubt der Anwendung unter {host} nicht, Sie anzumelden. Wenn Sie das erwartet haben, wenden Sie sich an den Administrator.',
+  'authorize.requestGone':
+    'Der Anmeldelink ist abgelaufen, wurde schon verwendet oder in einem anderen Browser geöffnet. Gehen Sie zurück zur Anwendung und beginnen Sie erneut.',
+  'error.badRequestMessage':
+    'Die Box kann diese Anfrage nicht lesen: Der Link oder das Formular, das Sie hierher gebracht hat, ist vielleicht fehlerhaft.',
+  'error.signInNeededMessage': 'Diese Adresse beantwortet nur Anfragen, die angemeldet sind oder ein Token mitbringen.',
+  'error.notAllowedMessage': 'Das dürfen Sie hier nicht tun.',
+  'error.notFoundMessage': 'Unter dieser Adresse gibt es nichts.',
+  'error.conflictMessage': 'Das widerspricht dem, was die Box jetzt hält; es hat sich vielleicht inzwischen geändert.',
+  'error.tooLargeMessage': 'Was gesendet wurde, ist größer, als die Box annimmt.',
+  'error.tooLongMessage': 'Diese Adresse ist länger, als die Box annimmt.',
+  'error.invalidMessage': 'Ein Teil dessen, was gesendet wurde, ist ungültig.',
+  'error.tooManyMessage': 'Von hier kamen zu viele Anfragen.',
+  'error.unavailableMessage': 'Die Box kann gerade nicht antworten.',
+  'error.wentWrongMessage': 'Die Box konnte diese Anfrage nicht beantworten.',
+  'error.cannotAnswerMessage': 'Die Box kann diese Anfrage so, wie sie gesendet wurde, nicht beantworten.',
+  'error.detail': '{message} (Der Grund der Box, für die Entwickler: {detail}.)',
 };

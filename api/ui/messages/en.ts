@@ -416,6 +416,31 @@ export const en = {
   'link.wrongPassword': 'That is not the password of this account.',
   'passkeys.lastRequired': 'Your group requires a second factor: add another one before you remove this one.',
   'link.emailTaken': 'Another account has this address now: it cannot be yours too.',
+  // The problems of an authorization request shown on a page (api/oauth/authorization-request.ts).
+  'authorize.invalidRequest': 'Invalid request',
+  'authorize.repeated': 'The parameter {name} was given more than once.',
+  'authorize.noClient': 'The request names no client (client_id is missing).',
+  'authorize.unknownClient':
+    'The application sent you here with a client or a redirect URI that this box does not know. Go back to the application; if it keeps happening, tell its developers.',
+  'authorize.requestObjectRefused': "The application's request object is refused: {reason}.",
+  'authorize.notAdmittedTitle': 'This application is not admitted',
+  'authorize.notAdmitted': 'This box does not let the application at {host} sign you in. If you expected it to, ask an administrator.',
+  'authorize.requestGone':
+    'The sign-in link has expired, was used already, or was opened in another browser. Go back to the application and start again.',
+  // What an error page tells a person of its status (api/http/errors.ts), before the API's own reason.
+  'error.badRequestMessage': 'The box cannot read this request: the link or the form that sent you here may be broken.',
+  'error.signInNeededMessage': 'This address answers only a request that is signed in or brings a token.',
+  'error.notAllowedMessage': 'You may not do this here.',
+  'error.notFoundMessage': 'There is nothing at this address.',
+  'error.conflictMessage': 'This conflicts with what the box holds now, which may have changed meanwhile.',
+  'error.tooLargeMessage': 'What was sent is larger than the box takes.',
+  'error.tooLongMessage': 'This address is longer than the box takes.',
+  'error.invalidMessage': 'Some of what was sent is not valid.',
+  'error.tooManyMessage': 'Too many requests came from here.',
+  'error.unavailableMessage': 'The box cannot answer right now.',
+  'error.wentWrongMessage': 'The box could not answer this request.',
+  'error.cannotAnswerMessage': 'The box cannot answer this request as it was sent.',
+  'error.detail': '{message} (The box’s reason, for the developers: {detail}.)',
 } as const;
 
 export type MessageKey = keyof typeof en;

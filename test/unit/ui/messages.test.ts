@@ -69,6 +69,20 @@ describe('the catalogues of the pages', function () {
     expect(say('signIn.newHere', { link: '<a href="x">' }).text).to.equal('&lt;b&gt;&lt;a href=&quot;x&quot;&gt;&lt;/b&gt; &amp; more');
   });
 
+  it('says a sentence put into another in the same language, a value shown as written escaped', function () {
+    const say = sayer(LANGUAGES.find((l) => l.tag === 'de')!);
+    const said = say('error.detail', {
+      message: words('error.retry', { message: words('error.unavailableMessage'), seconds: 5 }),
+      detail: '<x>',
+    });
+    expect(said.text).to.equal(
+      'Die Box kann gerade nicht antworten. Versuchen Sie es in 5 Sekunden noch einmal. (Der Grund der Box, für die Entwickler: &lt;x&gt;.)',
+    );
+    expect(say('error.retry', { message: shown('<b>'), seconds: 2 }).text).to.equal(
+      '&lt;b&gt; Versuchen Sie es in 2 Sekunden noch einmal.',
+    );
+  });
+
   it('says lang and dir on <html>: ltr for English and German, rtl for a right-to-left language', function () {
     const shown = { box: 'default', csrf: 'c', returnTo: '/', registration: false, providers: [], own: true, usernames: false };
     const de = LANGUAGES.find((l) => l.tag === 'de')!;
