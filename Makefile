@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint lint-changed generate fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-operator-scale bench-peers bench-tenants e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-operator-scale bench-peers bench-tenants e2e-kind chart-crds chart-health crd-enums types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -48,6 +48,9 @@ build: dist/.built ## compile TypeScript into dist/
 
 docs: dist/.built ## write the generated reference pages (docs/reference/configuration.md, resources.md) from api/config-reference.ts and crds/
 	node dist/api/docs/write-reference.js
+
+crd-enums: dist/.built ## write the CRDs' allowed values that the code lists (the Webhook's event types, from api/webhook-events.ts) into crds/
+	node dist/api/schema/write-crd-enums.js
 
 types: dist/.built ## write api/schema/crd-types.ts from crds/*.yaml (after a CRD change; a unit test fails while it is stale)
 	node dist/api/schema/write-crd-types.js
@@ -382,9 +385,11 @@ chart-health: ## write the chart's Argo CD health checks (one per kind) from cha
 	done
 	@echo "$(HEALTH_DIR)/*/health.lua written"
 
-# Every file written from another (a unit test fails while one is stale): the types from crds/ first,
-# since the reference pages are written by the compiled code that reads them.
-generate: ## run every generator: make types, then docs, chart-crds and chart-health (after editing a CRD, api/config-reference.ts or the health template)
+# Every file written from another (a unit test fails while one is stale): first the CRDs' values the
+# code lists (compiled first: a code change reading a new value comes after), then the types from
+# crds/, since the reference pages are written by the compiled code that reads them.
+generate: ## run every generator: make crd-enums, types, then docs, chart-crds and chart-health (after editing a CRD, api/webhook-events.ts, api/config-reference.ts or the health template)
+	$(MAKE) --no-print-directory crd-enums
 	$(MAKE) --no-print-directory types
 	$(MAKE) --no-print-directory docs chart-crds chart-health
 

@@ -1,7 +1,7 @@
-// `make docs`: writes the generated reference pages (see reference.ts).
+// `make docs`: writes the generated reference pages, and the generated sections of other pages (see reference.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { configurationPage, REFERENCE_PAGES, resourcesPage } from './reference.js';
+import { configurationPage, GENERATED_SECTIONS, REFERENCE_PAGES, resourcesPage, withSection } from './reference.js';
 
 for (const [file, text] of [
   [REFERENCE_PAGES.configuration, configurationPage()],
@@ -10,4 +10,12 @@ for (const [file, text] of [
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, text);
   console.log(`wrote ${path.relative(process.cwd(), file)}`);
+}
+
+for (const section of GENERATED_SECTIONS) {
+  const before = fs.readFileSync(section.page, 'utf8');
+  const after = withSection(before, section);
+  if (after === before) continue;
+  fs.writeFileSync(section.page, after);
+  console.log(`wrote the ${section.name} of ${path.relative(process.cwd(), section.page)}`);
 }

@@ -6,6 +6,7 @@ import type { Queryable } from '../db/pool.js';
 import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
 import { insertLink } from '../store/account-links.js';
 import type { ClaimedMail, FactorDetail } from '../store/mail-outbox.js';
+import { mailLanguage } from './language.js';
 import { isMailKind, MAIL_KIND_DECLARATIONS, type Composed, type MailKindDeclaration } from './kinds.js';
 import { builtInMails, escapeHtml, render, type Templates } from './templates.js';
 import type { Message } from './transport.js';
@@ -30,6 +31,7 @@ export async function compose(
   let linkHash: Buffer | undefined;
   // Each kind's values are typed where it is declared; here, any kind's.
   const declaration: MailKindDeclaration<string> = MAIL_KIND_DECLARATIONS[kind];
+  const language = await mailLanguage(db, mail);
   return declaration.compose(mail, {
     db,
     baseUrl,
@@ -42,12 +44,12 @@ export async function compose(
     mailTo: (address, values) => ({
       to: address,
       ...signed(
-        render(templates.pick(kind, mail.language), { box, supportLink: branding.supportUrl ?? '', email: named(address), ...values }),
+        render(templates.pick(kind, language), { box, supportLink: branding.supportUrl ?? '', email: named(address), ...values }),
         branding,
       ),
       ...(linkHash ? { linkHash } : {}),
     }),
-    factorWords: (detail) => factorWords(detail, mail.language),
+    factorWords: (detail) => factorWords(detail, language),
     factorKey,
   });
 }

@@ -170,6 +170,25 @@ describe('mail through a real SMTP server', function () {
     expect(german!.parsed.html).to.include('ein Passkey namens „<bdi>Laptop\u202E</bdi>“');
   });
 
+  it("a mail no page asked for (an administrator's change through the API) is in the person's language, else the box's", async function () {
+    const root = await box.rootToken();
+    const made = async (email: string, data?: object): Promise<string> => {
+      const body = { email, password: 'first-password-1', email_verified: true, ...(data ? { data: JSON.stringify(data) } : {}) };
+      const res = await box.json('POST', '/users', body, root);
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      return String((res.body as { id: string }).id);
+    };
+    const greta = await made('greta@example.com', { locale: 'de-AT' });
+    const hank = await made('hank@example.com');
+    for (const id of [greta, hank])
+      expect((await box.json('PUT', `/users/${id}`, { password: 'second-password-2' }, root)).status).to.equal(200);
+    const german = await smtp.waitForMail((m) => m.to.includes('greta@example.com'));
+    expect(german.parsed.subject).to.equal(`Das Passwort Ihres Kontos bei ${new URL(box.url).host} wurde geändert`);
+    expect(german.parsed.text).to.include('wurde das Passwort des Kontos von \u2068greta@example.com\u2069 geändert');
+    const english = await smtp.waitForMail((m) => m.to.includes('hank@example.com'));
+    expect(english.parsed.subject).to.equal(`The password of your account on ${new URL(box.url).host} was changed`);
+  });
+
   it('a server that is down when the mail is enqueued: the mail arrives once it is up, once', async function () {
     await person(pool, 'eve.retry@example.com', true);
     await smtp.setMode({ kind: 'stopped' });

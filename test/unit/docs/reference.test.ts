@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES } from '../../../api/config-reference.js';
-import { configurationPage, REFERENCE_PAGES, resourcesPage } from '../../../api/docs/reference.js';
+import { configurationPage, GENERATED_SECTIONS, REFERENCE_PAGES, resourcesPage, withSection } from '../../../api/docs/reference.js';
+import { generatedCrds } from '../../../api/schema/crd-enums.js';
 import { projectPath } from '../../../api/paths.js';
 import { DEFAULT_BOX_IMAGE } from '../../../operator/config.js';
 
@@ -11,6 +12,18 @@ describe('generated reference pages', function () {
   it('docs/reference/configuration.md and resources.md are what `make docs` writes today', function () {
     expect(fs.readFileSync(REFERENCE_PAGES.configuration, 'utf8'), 'stale: run make docs').to.equal(configurationPage());
     expect(fs.readFileSync(REFERENCE_PAGES.resources, 'utf8'), 'stale: run make docs').to.equal(resourcesPage());
+  });
+
+  it('the generated sections of other pages (the Webhook event types) are what `make docs` writes today', function () {
+    for (const section of GENERATED_SECTIONS) {
+      const page = fs.readFileSync(section.page, 'utf8');
+      expect(page, `stale: run make docs (${section.name})`).to.equal(withSection(page, section));
+    }
+  });
+
+  it("the CRDs' values drawn from the code (the Webhook's event types) are what `make generate` writes today", function () {
+    for (const { file, text } of generatedCrds())
+      expect(fs.readFileSync(file, 'utf8'), `stale: run make generate (${file})`).to.equal(text);
   });
 
   for (const [source, variables] of [
