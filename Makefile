@@ -4,8 +4,12 @@ SHELL := /bin/bash
 
 NODE_BIN := node_modules/.bin
 # Unit tests need no database; every other layer shares one embedded PostgreSQL (test/support/postgres.ts).
-MOCHA_UNIT := $(NODE_BIN)/mocha --timeout 30000 --slow 2000
-MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
+# Every run ends when its tests end: test/support/open-handles.ts (last, after the other fixtures) names
+# what a test left open and fails the run, rather than node waiting on it for ever.
+MOCHA_BASE := $(NODE_BIN)/mocha --timeout 30000 --slow 2000
+OPEN_HANDLES := --require dist/test/support/open-handles.js
+MOCHA_UNIT := $(MOCHA_BASE) $(OPEN_HANDLES)
+MOCHA := $(MOCHA_BASE) --require dist/test/support/postgres.js $(OPEN_HANDLES)
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint lint-changed generate fmt bench clean chromium example-app conformance \
