@@ -22,15 +22,19 @@ export async function freePorts(count: number): Promise<number[]> {
 }
 
 /**
- * `start` on `count` free ports; when it fails because one was taken meanwhile, again on new ones
- * (`attempts` in all). `start` must clean up after a failed start itself.
+ * `start` on `count` free ports; when it fails because one was taken meanwhile (`taken`), again on
+ * new ones (3 tries in all). `start` must clean up after a failed start itself.
  */
-export async function onFreePorts<T>(count: number, start: (ports: number[]) => Promise<T>, attempts = 3): Promise<T> {
+export async function onFreePorts<T>(
+  count: number,
+  start: (ports: number[]) => Promise<T>,
+  taken: (err: unknown) => boolean = portTaken,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await start(await freePorts(count));
     } catch (err) {
-      if (attempt >= attempts || !portTaken(err)) throw err;
+      if (attempt >= 3 || !taken(err)) throw err;
     }
   }
 }
