@@ -145,8 +145,8 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       const guide = fs.readFileSync(GUIDE, 'utf8');
       // Ready once NGINX asks the box: a GET without a token is the box's 401 (a POST's body is read first: '{}' is a 400).
       return startNginx(
-        port!,
-        (dir) => mcpNginxConf(guide, { port: port!, box: `127.0.0.1:${box.port}`, upstream: mcp.address, dir }),
+        port,
+        (dir) => mcpNginxConf(guide, { port: port, box: `127.0.0.1:${box.port}`, upstream: mcp.address, dir }),
         async (url) => (await fetch(`${url}/mcp`)).status === 401,
       );
     });

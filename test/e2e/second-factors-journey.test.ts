@@ -75,7 +75,7 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
       await put(`/AccessPolicy/${APP}-health`, { app: APP, engine: 'matcho', matcho: { path: '/health' } });
       return startGateway('nginx', {
         app: APP,
-        port: port!,
+        port: port,
         box: `127.0.0.1:${box.port}`,
         upstream: upstream.address,
         readyPath: '/health',

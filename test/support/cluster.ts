@@ -43,7 +43,7 @@ export class Cluster {
         BOXAUTH_ETCD_PEER_PORT: String(peer),
         ...(options.authConfig ? { BOXAUTH_KUBE_AUTH_CONFIG: options.authConfig } : {}),
       };
-      const cluster = new Cluster(dir, port!, env);
+      const cluster = new Cluster(dir, port, env);
       try {
         await cluster.up();
       } catch (err) {

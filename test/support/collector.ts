@@ -99,7 +99,7 @@ export class Collector {
   static start(): Promise<Collector> {
     if (!fs.existsSync(OTELCOL))
       return Promise.reject(new Error(`${OTELCOL} is missing: run scripts/test-tools-build.sh (make test-tools)`));
-    return onFreePorts(1, ([receiverPort]) => Collector.startOn(receiverPort!));
+    return onFreePorts(1, ([receiverPort]) => Collector.startOn(receiverPort));
   }
 
   private static async startOn(receiverPort: number): Promise<Collector> {

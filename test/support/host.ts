@@ -57,8 +57,8 @@ export class Host {
     return onFreePorts(2, async ([port, metricsPort]) => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-host-'));
       const host = new Host(
-        port!,
-        metricsPort!,
+        port,
+        metricsPort,
         path.join(dir, 'boxes.json'),
         {
           BOXAUTH_HOST: '127.0.0.1',

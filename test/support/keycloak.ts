@@ -50,7 +50,7 @@ export interface KeycloakServer {
  */
 export function startKeycloakServer(home: string, javaHome: string, databaseUrl: string, logFile: string): Promise<KeycloakServer> {
   // On free ports: again on new ones when another process took one first ("Address already in use").
-  return onFreePorts(2, async ([port, managementPort]) => startKeycloakOn(home, javaHome, databaseUrl, logFile, port!, managementPort!));
+  return onFreePorts(2, async ([port, managementPort]) => startKeycloakOn(home, javaHome, databaseUrl, logFile, port, managementPort));
 }
 
 async function startKeycloakOn(

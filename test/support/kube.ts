@@ -255,7 +255,7 @@ export class OperatorProcess {
 
   /** On a free health port: again on a new one when another process took it before the operator listened. */
   static start(kubeconfig: string, env: Record<string, string>): Promise<OperatorProcess> {
-    return onFreePorts(1, ([healthPort]) => OperatorProcess.startOn(kubeconfig, env, healthPort!));
+    return onFreePorts(1, ([healthPort]) => OperatorProcess.startOn(kubeconfig, env, healthPort));
   }
 
   private static async startOn(kubeconfig: string, env: Record<string, string>, healthPort: number): Promise<OperatorProcess> {

@@ -97,7 +97,7 @@ export class PgBouncer {
   /** On a free port: again on a new one when another process took it first ("Address already in use"). */
   static start(options: PgBouncerOptions): Promise<PgBouncer> {
     if (!fs.existsSync(PGBOUNCER)) return Promise.reject(new Error(`${PGBOUNCER} not found: install Debian's pgbouncer (make test does)`));
-    return onFreePorts(1, ([port]) => PgBouncer.startOn(options, port!));
+    return onFreePorts(1, ([port]) => PgBouncer.startOn(options, port));
   }
 
   private static async startOn(options: PgBouncerOptions, port: number): Promise<PgBouncer> {

@@ -41,7 +41,7 @@ export class PodCluster {
   static start(options: ClusterOptions & { port?: number }): Promise<PodCluster> {
     const { port } = options;
     // No port given: a free one, and a new one when another process took it before nsforward listened.
-    return port === undefined ? onFreePorts(1, ([free]) => PodCluster.startOn(options, free!)) : PodCluster.startOn(options, port);
+    return port === undefined ? onFreePorts(1, ([free]) => PodCluster.startOn(options, free)) : PodCluster.startOn(options, port);
   }
 
   private static async startOn(options: ClusterOptions, port: number): Promise<PodCluster> {
@@ -92,7 +92,7 @@ export class PodCluster {
    * loopback by the cluster's nsforward, as cluster-up.sh publishes the API server, until `close`.
    */
   forward(target: string): Promise<{ port: number; close: () => Promise<void> }> {
-    return onFreePorts(1, ([port]) => this.forwardOn(target, port!));
+    return onFreePorts(1, ([port]) => this.forwardOn(target, port));
   }
 
   private async forwardOn(target: string, port: number): Promise<{ port: number; close: () => Promise<void> }> {

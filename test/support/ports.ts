@@ -21,18 +21,21 @@ export async function freePorts(count: number): Promise<number[]> {
   return [...ports];
 }
 
+/** `N` numbers, as a tuple: `([a, b]) =>` gives numbers, not possibly undefined ones. */
+type Ports<N extends number, T extends number[] = []> = T['length'] extends N ? T : Ports<N, [...T, number]>;
+
 /**
  * `start` on `count` free ports; when it fails because one was taken meanwhile (`taken`), again on
  * new ones (3 tries in all). `start` must clean up after a failed start itself.
  */
-export async function onFreePorts<T>(
-  count: number,
-  start: (ports: number[]) => Promise<T>,
+export async function onFreePorts<N extends 1 | 2 | 3, T>(
+  count: N,
+  start: (ports: Ports<N>) => Promise<T>,
   taken: (err: unknown) => boolean = portTaken,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await start(await freePorts(count));
+      return await start((await freePorts(count)) as Ports<N>);
     } catch (err) {
       if (attempt >= 3 || !taken(err)) throw err;
     }

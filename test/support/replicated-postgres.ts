@@ -323,7 +323,7 @@ export class ReplicatedPostgres {
   static start(options: ReplicatedPostgresOptions): Promise<ReplicatedPostgres> {
     const missing = missingBinaries();
     if (missing) return Promise.reject(new Error(missing));
-    return onFreePorts(2, ([primaryPort, standbyPort]) => ReplicatedPostgres.startOn(options, primaryPort!, standbyPort!));
+    return onFreePorts(2, ([primaryPort, standbyPort]) => ReplicatedPostgres.startOn(options, primaryPort, standbyPort));
   }
 
   private static async startOn(options: ReplicatedPostgresOptions, primaryPort: number, standbyPort: number): Promise<ReplicatedPostgres> {

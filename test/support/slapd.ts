@@ -173,7 +173,7 @@ const listening = (port: number): Promise<boolean> =>
 /** slapd on free ports: again on new ones when another process took one first ("Address already in use"). */
 export function startSlapd(): Promise<Slapd> {
   if (!fs.existsSync(SLAPD)) return Promise.reject(new Error(`${SLAPD} not found: install Debian's slapd (make slapd; make test does)`));
-  return onFreePorts(2, ([ldapPort, ldapsPort]) => startSlapdOn(ldapPort!, ldapsPort!));
+  return onFreePorts(2, ([ldapPort, ldapsPort]) => startSlapdOn(ldapPort, ldapsPort));
 }
 
 async function startSlapdOn(ldapPort: number, ldapsPort: number): Promise<Slapd> {

@@ -115,7 +115,7 @@ describe('real gateways in front of an app', function () {
           await guardedApp(name, `http://127.0.0.1:${port}`);
           return startGateway(name, {
             app: appOf(name),
-            port: port!,
+            port: port,
             box: `127.0.0.1:${box.port}`,
             upstream: upstream.address,
             readyPath: '/health',
