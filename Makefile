@@ -4,8 +4,12 @@ SHELL := /bin/bash
 
 NODE_BIN := node_modules/.bin
 # Unit tests need no database; every other layer shares one embedded PostgreSQL (test/support/postgres.ts).
-MOCHA_UNIT := $(NODE_BIN)/mocha --timeout 30000 --slow 2000
-MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
+# Every run ends when its tests end: test/support/open-handles.ts (last, after the other fixtures) names
+# what a test left open and fails the run, rather than node waiting on it for ever.
+MOCHA_BASE := $(NODE_BIN)/mocha --timeout 30000 --slow 2000
+OPEN_HANDLES := --require dist/test/support/open-handles.js
+MOCHA_UNIT := $(MOCHA_BASE) $(OPEN_HANDLES)
+MOCHA := $(MOCHA_BASE) --require dist/test/support/postgres.js $(OPEN_HANDLES)
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint lint-changed generate fmt bench clean chromium example-app conformance \
@@ -283,7 +287,7 @@ cluster-check: $(CONTAINERD) ## cluster-up, a pod, a Service and DNS seen from a
 	@scripts/cluster-check.sh
 
 # The release on real pods (test/pods/): scripts/release.sh's chart repository and image, installed with helm into a
-# cluster of scripts/cluster-up.sh of its own (.boxauth/e2e-pods, host port BOXAUTH_CLUSTER_PORT=6446), a Box and an
+# cluster of scripts/cluster-up.sh of its own (.boxauth/e2e-pods, a free host port unless BOXAUTH_CLUSTER_PORT says), a Box and an
 # app Pod on it, and kubectl signing in through a box of it. Needs root; the last part of `make test`.
 e2e-pods: dist/.built kube-binaries $(CONTAINERD) $(MMDEBSTRAP) $(PG_BASEBACKUP) ## the release on real pods (the last part of make test): helm install from its chart repository, the operator and a Box as pods, a token fetched with a projected ServiceAccount token (and rotated), kubectl signing in through a box, the boxes upgraded from the previous release's image under load, the security context enforced, pods and the operator's leader killed
 	$(MOCHA_UNIT) --timeout 600000 dist/test/pods/pods.test.js

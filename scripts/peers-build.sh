@@ -134,8 +134,10 @@ build_keycloak() {
     command -v unzip >/dev/null || apt_install unzip
     tmp=$(mktemp -d "$CACHE/.keycloak.XXXXXX")
     log "fetching org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION (zip, 170 MB) from Maven Central"
-    # mvn's output only when it fails: even quiet, it prints colour codes
-    if ! mvn -B -q --strict-checksums "$DEPENDENCY_PLUGIN:copy" \
+    # mvn's output only when it fails: even quiet, it prints colour codes. A local repository of
+    # its own, under this script's lock: Maven 3.8 (Debian's) does not lock ~/.m2 against another
+    # mvn of the machine writing it at the same time (its named locks came with Maven 3.9).
+    if ! mvn -B -q --strict-checksums "-Dmaven.repo.local=$CACHE/m2" "$DEPENDENCY_PLUGIN:copy" \
       "-Dartifact=org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION:zip" "-DoutputDirectory=$tmp" >"$tmp/mvn.log" 2>&1; then
       cat "$tmp/mvn.log" >&2
       rm -rf "$tmp"

@@ -242,12 +242,36 @@ async function startOrAdopt(
     await initdb(pgdata, state.password, ids);
   }
 
-  state.port = await freePort();
-  await fs.writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
-  log(`starting embedded PostgreSQL on 127.0.0.1:${state.port}`);
-  await pgCtlStart(pgCtl, pgdata, state.port, ids);
+  // Another process of a busy machine may take the port between freePort and PostgreSQL's bind:
+  // its log then says so, and it starts again on another.
+  const serverLog = path.join(pgdata, 'server.log');
+  for (let attempt = 1; ; attempt++) {
+    state.port = await freePort();
+    await fs.writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
+    log(`starting embedded PostgreSQL on 127.0.0.1:${state.port}`);
+    const logged = await fs.stat(serverLog).then(
+      (s) => s.size,
+      () => 0,
+    );
+    try {
+      await pgCtlStart(pgCtl, pgdata, state.port, ids);
+      break;
+    } catch (err) {
+      if (attempt === 3 || !(await portTakenSince(serverLog, logged))) throw err;
+      log(`port ${state.port} was taken meanwhile; starting embedded PostgreSQL on another`);
+    }
+  }
   await ensureDatabase(state);
   return urlFor(state);
+}
+
+/** Whether what PostgreSQL logged from byte `from` of `file` on says its port was taken. */
+async function portTakenSince(file: string, from: number): Promise<boolean> {
+  const text = await fs.readFile(file).then(
+    (b) => b.subarray(from).toString('utf8'),
+    () => '',
+  );
+  return text.includes('Address already in use');
 }
 
 function pgCtlStart(pgCtl: string, pgdata: string, port: number, ids: { uid: number; gid: number } | undefined): Promise<unknown> {

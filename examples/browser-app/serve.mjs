@@ -1,4 +1,4 @@
-// The example app's server: node examples/browser-app/serve.mjs [port] (default $PORT, else 3000);
+// The example app's server: node examples/browser-app/serve.mjs [port] (default $PORT, else 3000; 0: a free one, printed);
 // BOX_URL: the box it signs in with (default http://localhost:8080); CLIENT_ID: its client there
 // (default example-app). It serves the page's files, and keeps the app's own session: the page
 // hands it the ID token it received (POST /session), and the box ends that session with a logout
@@ -111,5 +111,7 @@ const server = http.createServer(async (req, res) => {
     answer(res, 400, { error: err.message });
   }
 });
-server.listen(port, '127.0.0.1', () => console.log(`example app: http://localhost:${port}/?box=${encodeURIComponent(box)}`));
+server.listen(port, '127.0.0.1', () =>
+  console.log(`example app: http://localhost:${server.address().port}/?box=${encodeURIComponent(box)}`),
+);
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -6,11 +6,12 @@
 import { expect } from 'chai';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { sleep } from '../support/box.js';
-import { freePort } from '../support/ports.js';
+import { onFreePorts, portTaken } from '../support/ports.js';
 
 interface Run {
   code: number;
@@ -78,24 +79,32 @@ describe('scripts/kube-up.sh with components slow to start (a loaded machine)', 
     fs.rmSync(fakeBin, { recursive: true, force: true });
   });
 
-  async function clusterEnv(over: Record<string, string> = {}): Promise<Record<string, string>> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-kube-slow-'));
-    dirs.push(dir);
-    const [port, etcd, peer] = [await freePort(), await freePort(), await freePort()];
-    return {
-      BOXAUTH_KUBE_DIR: dir,
-      BOXAUTH_KUBE_PORT: String(port),
-      BOXAUTH_ETCD_PORT: String(etcd),
-      BOXAUTH_ETCD_PEER_PORT: String(peer),
-      PATH: `${fakeBin}:${process.env.PATH}`,
-      ...over,
-    };
+  /** kube-up.sh in a new state dir on free ports; again on new ones when another process took one first. */
+  function upOnFreePorts(
+    over: Record<string, string> = {},
+    beforeUp: (env: Record<string, string>) => Promise<void> = async () => undefined,
+  ): Promise<{ env: Record<string, string>; up: Run }> {
+    return onFreePorts(3, async ([port, etcd, peer]) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-kube-slow-'));
+      dirs.push(dir);
+      const env = {
+        BOXAUTH_KUBE_DIR: dir,
+        BOXAUTH_KUBE_PORT: String(port),
+        BOXAUTH_ETCD_PORT: String(etcd),
+        BOXAUTH_ETCD_PEER_PORT: String(peer),
+        PATH: `${fakeBin}:${process.env.PATH}`,
+        ...over,
+      };
+      await beforeUp(env);
+      const up = await script('kube-up.sh', [], env);
+      if (up.code !== 0 && portTaken(up.stderr)) throw new Error(up.stderr);
+      return { env, up };
+    });
   }
 
   it('waits for a component that has not reached its program yet, rather than saying it did not start', async function () {
-    const env = await clusterEnv();
+    const { env, up } = await upOnFreePorts();
     const dir = env.BOXAUTH_KUBE_DIR!;
-    const up = await script('kube-up.sh', [], env);
     expect(up.code, up.stderr).to.equal(0);
     expect(up.stdout.trim()).to.equal(`export KUBECONFIG=${fs.realpathSync(dir)}/kubeconfig`);
     // The pid files name the running components.
@@ -108,10 +117,27 @@ describe('scripts/kube-up.sh with components slow to start (a loaded machine)', 
     expect(processesOf(fs.realpathSync(dir))).to.deep.equal([]);
   });
 
+  it('a port another process takes between its pick and the start: the cluster starts on new ones', async function () {
+    const squatter = net.createServer();
+    const tried: string[] = [];
+    try {
+      const { env, up } = await upOnFreePorts({}, async (env) => {
+        tried.push(env.BOXAUTH_ETCD_PORT!);
+        if (!squatter.listening) await new Promise<void>((resolve) => squatter.listen(Number(env.BOXAUTH_ETCD_PORT), '127.0.0.1', resolve));
+      });
+      expect(up.code, up.stderr).to.equal(0);
+      expect(tried).to.have.length(2);
+      expect(env.BOXAUTH_ETCD_PORT).to.not.equal(String((squatter.address() as net.AddressInfo).port));
+      const down = await script('kube-down.sh', [], { BOXAUTH_KUBE_DIR: env.BOXAUTH_KUBE_DIR! });
+      expect(down.code, down.stderr).to.equal(0);
+    } finally {
+      squatter.close();
+    }
+  });
+
   it('a start that does not become ready in time stops what it started: nothing is left running', async function () {
-    const env = await clusterEnv({ BOXAUTH_KUBE_TIMEOUT: '1' });
+    const { env, up } = await upOnFreePorts({ BOXAUTH_KUBE_TIMEOUT: '1' });
     const dir = env.BOXAUTH_KUBE_DIR!;
-    const up = await script('kube-up.sh', [], env);
     expect(up.code).to.not.equal(0);
     expect(up.stderr).to.include('etcd did not become ready');
     const started = startedPids(up.stderr);

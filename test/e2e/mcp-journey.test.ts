@@ -27,7 +27,7 @@ import {
   type McpServer,
   type MetadataDocument,
 } from '../support/mcp.js';
-import { freePort } from '../support/ports.js';
+import { onFreePorts } from '../support/ports.js';
 import { testCa, type TestCa } from '../support/tls.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { mcpNginxConf } from './gateways/configs.js';
@@ -81,13 +81,10 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     }));
-    const boxPort = await freePort();
-    boxOrigin = `http://localhost:${boxPort}`;
     [box, browser] = await Promise.all([
       Box.start({
-        port: boxPort,
+        hostname: 'localhost',
         env: {
-          BOXAUTH_BASE_URL: boxOrigin,
           // The box trusts the test's CA for the agent's document, served on loopback, which only this setting lets it fetch.
           NODE_EXTRA_CA_CERTS: ca.caFile,
           BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32',
@@ -96,6 +93,7 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       }),
       launchBrowser(),
     ]);
+    boxOrigin = box.url;
     root = await box.rootToken();
     const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
       const res = await box.json('PUT', path, body, root);
@@ -106,49 +104,52 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
     expect(sam.status, sam.text).to.equal(201);
     samSub = await box.publicSubOf(sam.body.id as number);
 
-    const port = await freePort();
-    serverUrl = new URL(`http://127.0.0.1:${port}/mcp`);
-    const resource = serverUrl.origin;
-    // The guide's policies (docs/guides/mcp-servers.md), the agent vendor's host and the server's URL the test's.
-    const agentHost = new URL(document.url).host;
-    await put('/AccessPolicy/agents-of-agent-example', {
-      engine: 'cel',
-      cel: `request.registration.kind == "metadata-document" && request.registration.host == "${agentHost}"`,
-    });
-    await put('/AccessPolicy/registered-agents', {
-      engine: 'cel',
-      cel: `request.registration.kind == "dynamic" && request.registration.redirect_uris.all(u, u.startsWith("http://127.0.0.1:")) && request.registration.resource.all(r, r == "${resource}")`,
-    });
-    await put('/App/mcp', { urls: [resource], audience: resource, description: 'Files' });
-    const engineersOnly = [{ id: 'engineers', resourceType: 'Group' }];
-    await put('/AccessPolicy/mcp-session', {
-      app: 'mcp',
-      engine: 'cel',
-      link: engineersOnly,
-      cel: 'request.jsonrpc == null ? request["request-method"] in ["get", "delete"] : request.jsonrpc.method in ["initialize", "notifications/initialized", "tools/list", "ping"]',
-    });
-    await put('/AccessPolicy/mcp-search', {
-      app: 'mcp',
-      engine: 'cel',
-      link: engineersOnly,
-      scope: ['files:read'],
-      cel: 'request.jsonrpc != null && request.jsonrpc.tool == "search"',
-    });
-    await put('/AccessPolicy/mcp-publish', {
-      app: 'mcp',
-      engine: 'cel',
-      link: engineersOnly,
-      acr: MFA,
-      cel: 'request.jsonrpc != null && request.jsonrpc.tool == "publish"',
-    });
+    // The server's URL (its resource, in the policies) names NGINX's port: all again on a new one
+    // when another process took it first.
+    gateway = await onFreePorts(1, async ([port]) => {
+      serverUrl = new URL(`http://127.0.0.1:${port}/mcp`);
+      const resource = serverUrl.origin;
+      // The guide's policies (docs/guides/mcp-servers.md), the agent vendor's host and the server's URL the test's.
+      const agentHost = new URL(document.url).host;
+      await put('/AccessPolicy/agents-of-agent-example', {
+        engine: 'cel',
+        cel: `request.registration.kind == "metadata-document" && request.registration.host == "${agentHost}"`,
+      });
+      await put('/AccessPolicy/registered-agents', {
+        engine: 'cel',
+        cel: `request.registration.kind == "dynamic" && request.registration.redirect_uris.all(u, u.startsWith("http://127.0.0.1:")) && request.registration.resource.all(r, r == "${resource}")`,
+      });
+      await put('/App/mcp', { urls: [resource], audience: resource, description: 'Files' });
+      const engineersOnly = [{ id: 'engineers', resourceType: 'Group' }];
+      await put('/AccessPolicy/mcp-session', {
+        app: 'mcp',
+        engine: 'cel',
+        link: engineersOnly,
+        cel: 'request.jsonrpc == null ? request["request-method"] in ["get", "delete"] : request.jsonrpc.method in ["initialize", "notifications/initialized", "tools/list", "ping"]',
+      });
+      await put('/AccessPolicy/mcp-search', {
+        app: 'mcp',
+        engine: 'cel',
+        link: engineersOnly,
+        scope: ['files:read'],
+        cel: 'request.jsonrpc != null && request.jsonrpc.tool == "search"',
+      });
+      await put('/AccessPolicy/mcp-publish', {
+        app: 'mcp',
+        engine: 'cel',
+        link: engineersOnly,
+        acr: MFA,
+        cel: 'request.jsonrpc != null && request.jsonrpc.tool == "publish"',
+      });
 
-    const guide = fs.readFileSync(GUIDE, 'utf8');
-    // Ready once NGINX asks the box: a GET without a token is the box's 401 (a POST's body is read first: '{}' is a 400).
-    gateway = await startNginx(
-      port,
-      (dir) => mcpNginxConf(guide, { port, box: `127.0.0.1:${box.port}`, upstream: mcp.address, dir }),
-      async (url) => (await fetch(`${url}/mcp`)).status === 401,
-    );
+      const guide = fs.readFileSync(GUIDE, 'utf8');
+      // Ready once NGINX asks the box: a GET without a token is the box's 401 (a POST's body is read first: '{}' is a 400).
+      return startNginx(
+        port,
+        (dir) => mcpNginxConf(guide, { port: port, box: `127.0.0.1:${box.port}`, upstream: mcp.address, dir }),
+        async (url) => (await fetch(`${url}/mcp`)).status === 401,
+      );
+    });
     context = await browser.newContext();
     page = await context.newPage();
   });

@@ -8,7 +8,6 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Box } from '../support/box.js';
 import { launchBrowser, screenshot, withoutPasskeyAutofill } from '../support/browser.js';
-import { freePort } from '../support/ports.js';
 import { TestSmtp } from '../support/smtp.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 
@@ -47,15 +46,13 @@ describe('the people’s pages, branded, in English and German: no WCAG 2 A/AA v
   const checked: Record<string, string[]> = { en: [], de: [] };
 
   before(async function () {
-    const port = await freePort();
     smtp = await TestSmtp.start();
     [box, browser] = await Promise.all([
       Box.start({
-        port,
+        hostname: 'localhost',
         env: {
           ...smtp.boxEnv(),
           ...BRANDING,
-          BOXAUTH_BASE_URL: `http://localhost:${port}`,
           BOXAUTH_REGISTRATION: 'true',
           BOXAUTH_SMTP_SIGN_IN_CODES: 'second-factor',
         },

@@ -10,13 +10,13 @@
 // to accept (--ignore-certificate-errors).
 import { expect } from 'chai';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { randomBytes } from 'node:crypto';
 import { Box } from '../support/box.js';
 import { HookServer } from '../support/hook-servers.js';
 import { addVirtualAuthenticator, CHROMIUM, screenshot, withoutPasskeyAutofill, type VirtualAuthenticator } from '../support/browser.js';
 import { codeClient, type CodeClient } from '../support/code-client.js';
-import { freePort } from '../support/ports.js';
 import { testCa, type TestCa } from '../support/tls.js';
 
 const ANN = { email: 'ann@example.com', password: 'ann-password-1' };
@@ -35,23 +35,22 @@ describe('passkeys in Chromium (virtual authenticator)', function () {
 
   before(async function () {
     ca = testCa();
-    const port = await freePort();
     // The client's callback: a page, so that the browser has somewhere to land.
-    const clientPort = await freePort();
     client = http.createServer((_req, res) => res.end('the client'));
-    await new Promise<void>((resolve) => client.listen(clientPort, '127.0.0.1', resolve));
-    origin = `https://localhost:${port}`;
+    await new Promise<void>((resolve) => client.listen(0, '127.0.0.1', resolve));
+    const clientPort = (client.address() as AddressInfo).port;
     [box, browser] = await Promise.all([
       Box.start({
-        port,
+        hostname: 'localhost',
         tls: { ...ca.issue('box'), dispatcher: ca.dispatcher },
-        env: { BOXAUTH_BASE_URL: origin, BOXAUTH_NOTICE_ALLOWED_ADDRESSES: '127.0.0.1/32' },
+        env: { BOXAUTH_NOTICE_ALLOWED_ADDRESSES: '127.0.0.1/32' },
       }),
       chromium.launch({
         executablePath: CHROMIUM,
         args: ['--no-sandbox', '--disable-gpu', '--ignore-certificate-errors', '--disable-dev-shm-usage'],
       }),
     ]);
+    origin = box.url;
     const root = await box.rootToken();
     expect((await box.json('POST', '/users', ANN, root)).status).to.equal(201);
     rp = await codeClient(box, root, `http://127.0.0.1:${clientPort}/callback`);

@@ -21,7 +21,7 @@ import {
   withoutPasskeyAutofill,
   type VirtualAuthenticator,
 } from '../support/browser.js';
-import { freePort } from '../support/ports.js';
+import { onFreePorts } from '../support/ports.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { startGateway, startUpstream, type Gateway, type Received, type Upstream } from './gateways/launch.js';
 
@@ -45,44 +45,41 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
   let lastStep = 0;
 
   before(async function () {
-    const boxPort = await freePort();
-    boxOrigin = `http://localhost:${boxPort}`;
-    [box, upstream, browser] = await Promise.all([
-      Box.start({ port: boxPort, env: { BOXAUTH_BASE_URL: boxOrigin } }),
-      startUpstream(),
-      launchBrowser(),
-    ]);
+    [box, upstream, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), startUpstream(), launchBrowser()]);
+    boxOrigin = box.url;
     const root = await box.rootToken();
     const staff = (await box.json('POST', '/groups', { name: 'staff' }, root)).body.id;
     expect((await box.json('POST', '/users', { ...ANN, 'group-ids': [staff] }, root)).status).to.equal(201);
 
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    await box.addClient(
-      `${APP}-sso`,
-      {
-        grant_types: ['authorization_code'],
-        first_party: true,
-        auth: { authorization_code: { redirect_uri: `${url}/.boxauth/callback` } },
-      },
-      { policy: false },
-    );
-    const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
-      const res = await box.json('PUT', path, body, root);
-      expect(res.status, res.text).to.be.lessThan(300);
-    };
-    await put(`/App/${APP}`, { urls: [url], audience: 'https://wiki.example', signIn: { client: `${APP}-sso` } });
-    const staffOnly = [{ id: 'staff', resourceType: 'Group' }];
-    // Staff read /docs with any sign-in; /admin wants a passkey (acr phr); /health is open to all.
-    await put(`/AccessPolicy/${APP}-docs`, { app: APP, engine: 'matcho', link: staffOnly, matcho: { path: '#^/docs' } });
-    await put(`/AccessPolicy/${APP}-admin`, { app: APP, engine: 'matcho', link: staffOnly, matcho: { path: '#^/admin' }, acr: 'phr' });
-    await put(`/AccessPolicy/${APP}-health`, { app: APP, engine: 'matcho', matcho: { path: '/health' } });
-    gateway = await startGateway('nginx', {
-      app: APP,
-      port,
-      box: `127.0.0.1:${box.port}`,
-      upstream: upstream.address,
-      readyPath: '/health',
+    // The app's URL names the gateway's port: both again on a new one when another process took it first.
+    gateway = await onFreePorts(1, async ([port]) => {
+      const url = `http://127.0.0.1:${port}`;
+      await box.addClient(
+        `${APP}-sso`,
+        {
+          grant_types: ['authorization_code'],
+          first_party: true,
+          auth: { authorization_code: { redirect_uri: `${url}/.boxauth/callback` } },
+        },
+        { policy: false },
+      );
+      const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
+        const res = await box.json('PUT', path, body, root);
+        expect(res.status, res.text).to.be.lessThan(300);
+      };
+      await put(`/App/${APP}`, { urls: [url], audience: 'https://wiki.example', signIn: { client: `${APP}-sso` } });
+      const staffOnly = [{ id: 'staff', resourceType: 'Group' }];
+      // Staff read /docs with any sign-in; /admin wants a passkey (acr phr); /health is open to all.
+      await put(`/AccessPolicy/${APP}-docs`, { app: APP, engine: 'matcho', link: staffOnly, matcho: { path: '#^/docs' } });
+      await put(`/AccessPolicy/${APP}-admin`, { app: APP, engine: 'matcho', link: staffOnly, matcho: { path: '#^/admin' }, acr: 'phr' });
+      await put(`/AccessPolicy/${APP}-health`, { app: APP, engine: 'matcho', matcho: { path: '/health' } });
+      return startGateway('nginx', {
+        app: APP,
+        port: port,
+        box: `127.0.0.1:${box.port}`,
+        upstream: upstream.address,
+        readyPath: '/health',
+      });
     });
 
     // One browser and one authenticator for the whole story: the passkey made is the one used after.

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { Box, type JsonResponse } from '../support/box.js';
 import { stopChild } from '../support/child.js';
 import { TOOLS_BIN } from '../support/kube.js';
-import { freePort } from '../support/ports.js';
+import { onFreePorts } from '../support/ports.js';
 import { createDatabase } from '../support/postgres.js';
 import { testCa } from '../support/tls.js';
 
@@ -51,13 +51,14 @@ describe('SPIRE: a workload trades its JWT-SVID for an access token', function (
   const children: ChildProcess[] = [];
   let box: Box;
 
-  function start(binary: string, args: string[], name: string): void {
+  function start(binary: string, args: string[], name: string): ChildProcess {
     // SPIRE logs to stdout.
     const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     const log = fs.createWriteStream(path.join(dir, `${name}.log`));
     child.stdout.pipe(log);
     child.stderr.pipe(log);
     children.push(child);
+    return child;
   }
 
   const spireServer = (...args: string[]): Promise<{ stdout: string }> => run(server, [...args, '-socketPath', serverSocket]);
@@ -84,12 +85,13 @@ describe('SPIRE: a workload trades its JWT-SVID for an access token', function (
       if (!fs.existsSync(binary)) throw new Error(`${binary} is missing: run scripts/test-tools-build.sh (make test does)`);
     const ca = testCa(fs.mkdtempSync(path.join(dir, 'ca-')));
     const { certFile, keyFile } = ca.issue('bundle-endpoint');
-    const [serverPort, bundlePort] = [await freePort(), await freePort()];
     // lib/pq, SPIRE's driver, asks for TLS unless told not to; the tests' PostgreSQL has none.
     const database = `${await createDatabase('spire')}?sslmode=disable`;
-    fs.writeFileSync(
-      path.join(dir, 'server.conf'),
-      `server {
+    // The server on free ports: again on new ones when another process took one first.
+    const [serverPort, bundlePort] = await onFreePorts(2, async ([serverPort, bundlePort]) => {
+      fs.writeFileSync(
+        path.join(dir, 'server.conf'),
+        `server {
   bind_address = "127.0.0.1"
   bind_port = "${serverPort}"
   socket_path = "${serverSocket}"
@@ -122,10 +124,16 @@ plugins {
   NodeAttestor "join_token" { plugin_data {} }
 }
 `,
-    );
-    start(server, ['run', '-config', path.join(dir, 'server.conf')], 'server');
-    await eventually(150_000, () => spireServer('healthcheck')).catch((err: Error) => {
-      throw new Error(`${err.message}\nspire-server's log:\n${fs.readFileSync(path.join(dir, 'server.log'), 'utf8')}`);
+      );
+      const serverLog = path.join(dir, 'server.log');
+      const child = start(server, ['run', '-config', path.join(dir, 'server.conf')], 'server');
+      const ready = await eventually(150_000, async () =>
+        child.exitCode !== null ? 'exited' : (await spireServer('healthcheck')) && 'ready',
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}\nspire-server's log:\n${fs.readFileSync(serverLog, 'utf8')}`);
+      });
+      if (ready === 'exited') throw new Error(`spire-server exited with ${child.exitCode}:\n${fs.readFileSync(serverLog, 'utf8')}`);
+      return [serverPort, bundlePort] as const;
     });
     const token = /Token: (\S+)/.exec(
       (await spireServer('token', 'generate', '-spiffeID', `spiffe://${TRUST_DOMAIN}/node/test`)).stdout,

@@ -10,7 +10,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Box, basic } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
-import { freePort } from '../support/ports.js';
 import { TestSmtp, type ReceivedMail } from '../support/smtp.js';
 
 const WIKI_CALLBACK = 'http://127.0.0.1:9/callback';
@@ -26,10 +25,9 @@ describe('a way back in, one person in Chromium, mail from a real SMTP server', 
   let page: Page;
 
   before(async function () {
-    const port = await freePort();
     smtp = await TestSmtp.start();
     [box, browser] = await Promise.all([
-      Box.start({ port, env: { ...smtp.boxEnv(), BOXAUTH_BASE_URL: `http://localhost:${port}`, BOXAUTH_REGISTRATION: 'true' } }),
+      Box.start({ hostname: 'localhost', env: { ...smtp.boxEnv(), BOXAUTH_REGISTRATION: 'true' } }),
       launchBrowser(),
     ]);
     await box.addClient(

@@ -24,7 +24,9 @@ describe('workload identity (kube-apiserver)', function () {
     (await cluster.kubectl('create', 'token', sa, '-n', ns, '--audience', audience, '--duration', '10m')).trim();
 
   before(async function () {
-    [cluster, issuer] = await Promise.all([Cluster.start(), TestIssuer.start()]);
+    // Each kept as soon as it runs, so that after() stops it even when the other failed to start.
+    const started = await Promise.allSettled([Cluster.start().then((c) => (cluster = c)), TestIssuer.start().then((i) => (issuer = i))]);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
     await cluster.apply(`
 apiVersion: v1
 kind: Namespace

@@ -9,7 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { projectPath } from '../../api/paths.js';
 import { Box, basic, eventually } from '../support/box.js';
-import { freePort } from '../support/ports.js';
+import { freePort, onFreePorts } from '../support/ports.js';
 import { adminUrl, createDatabase } from '../support/postgres.js';
 
 describe('operations', function () {
@@ -244,6 +244,9 @@ describe('start-up failures a person can read', function () {
         BOXAUTH_HOST: '127.0.0.1',
         BOXAUTH_DATA_DIR: dir,
         BOXAUTH_ROOT_CLIENT_SECRET: 'start-secret-1',
+        // No gRPC listener: its default port (9001) may be another process's, and its failure would
+        // come before the one a case looks for.
+        BOXAUTH_GRPC_PORT: '0',
         ...env,
       },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -267,14 +270,19 @@ describe('start-up failures a person can read', function () {
       expect(api.code).to.equal(1);
       expect(api.stderr).to.include(`boxauth: port ${busy} (BOXAUTH_PORT) is in use`);
       expect(api.stderr).not.to.match(/^\s+at /m);
-      const metrics = await start({ DATABASE_URL: database, BOXAUTH_PORT: String(await freePort()), BOXAUTH_METRICS_PORT: String(busy) });
+      const metrics = await start({ DATABASE_URL: database, BOXAUTH_PORT: '0', BOXAUTH_METRICS_PORT: String(busy) });
       expect(metrics.code).to.equal(1);
       expect(metrics.stderr).to.include(`boxauth: port ${busy} (BOXAUTH_METRICS_PORT) is in use`);
-      const workers = await start({
-        DATABASE_URL: database,
-        BOXAUTH_WORKERS: '2',
-        BOXAUTH_PORT: String(busy),
-        BOXAUTH_METRICS_PORT: String(await freePort()),
+      // The primary opens the metrics port before its workers listen: again on a new one if it was taken meanwhile.
+      const workers = await onFreePorts(1, async ([metricsPort]) => {
+        const run = await start({
+          DATABASE_URL: database,
+          BOXAUTH_WORKERS: '2',
+          BOXAUTH_PORT: String(busy),
+          BOXAUTH_METRICS_PORT: String(metricsPort),
+        });
+        if (run.stderr.includes('(BOXAUTH_METRICS_PORT) is in use')) throw new Error(run.stderr);
+        return run;
       });
       expect(workers.code, 'a primary whose workers cannot listen stops rather than forking for ever').to.equal(1);
       expect(workers.stderr).to.include(`(BOXAUTH_PORT) is in use`);

@@ -10,7 +10,8 @@ import { PodCluster } from '../support/pod-cluster.js';
 describe('make cluster-down: the next cluster-up starts an empty cluster (issue 81)', function () {
   this.timeout(10 * 60_000);
   const dir = projectPath('.boxauth', 'e2e-cluster-down');
-  const port = Number(process.env.BOXAUTH_CLUSTER_PORT ?? 6446);
+  // A free host port unless one is given (each start may take another).
+  const port = process.env.BOXAUTH_CLUSTER_PORT ? Number(process.env.BOXAUTH_CLUSTER_PORT) : undefined;
   let cluster: PodCluster | undefined;
 
   after(async function () {

@@ -9,7 +9,7 @@ import pg from 'pg';
 import type { Dispatcher } from 'undici';
 import { projectPath } from '../../api/paths.js';
 import { createDatabase } from './postgres.js';
-import { freePort } from './ports.js';
+import { freePort, onFreePorts } from './ports.js';
 
 export interface BoxOptions {
   /** Database to use; a fresh one is created when absent. `embedded` runs without DATABASE_URL. */
@@ -124,12 +124,20 @@ export class Box {
     dispatcher?: Dispatcher,
     readyWithinMs = 60_000,
   ): Promise<Box> {
-    const withPorts = { ...env, BOXAUTH_METRICS_PORT: String(await freePort()), BOXAUTH_GRPC_PORT: String(await freePort()) };
-    const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', withPorts, command);
-    box.dispatcher = dispatcher;
-    box.readyWithinMs = readyWithinMs;
-    await box.launch();
-    return box;
+    // Again on new metrics and gRPC ports when another process took one first (the box names it;
+    // the container's own port is its caller's).
+    return onFreePorts(
+      2,
+      async ([metricsPort, grpcPort]) => {
+        const withPorts = { ...env, BOXAUTH_METRICS_PORT: String(metricsPort), BOXAUTH_GRPC_PORT: String(grpcPort) };
+        const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', withPorts, command);
+        box.dispatcher = dispatcher;
+        box.readyWithinMs = readyWithinMs;
+        await box.launch();
+        return box;
+      },
+      (err) => /\(BOXAUTH_(METRICS|GRPC)_PORT\) is in use/.test(String(err)),
+    );
   }
 
   /**

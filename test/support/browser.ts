@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { projectPath } from '../../api/paths.js';
-import { freePort } from './ports.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -77,15 +76,18 @@ export interface ExampleApp {
   stop(): Promise<void>;
 }
 
-/** examples/browser-app served on a free port, as `make example-app` serves it. */
+/** examples/browser-app served as `make example-app` serves it, on its own port 0 (the port it prints). */
 export async function startExampleApp(env: { BOX_URL?: string; CLIENT_ID?: string } = {}): Promise<ExampleApp> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [projectPath('examples', 'browser-app', 'serve.mjs'), String(port)], {
+  const child: ChildProcess = spawn(process.execPath, [projectPath('examples', 'browser-app', 'serve.mjs'), '0'], {
     stdio: 'pipe',
     env: { ...process.env, ...env },
   });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once('data', () => resolve());
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (line: Buffer) => {
+      const printed = /localhost:(\d+)\//.exec(line.toString());
+      if (printed) resolve(printed[1]!);
+      else reject(new Error(`example app: no port in ${JSON.stringify(line.toString())}`));
+    });
     child.once('exit', (code) => reject(new Error(`example app exited with ${code}`)));
   });
   return {

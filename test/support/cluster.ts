@@ -1,12 +1,13 @@
 // A real etcd + kube-apiserver for tests (scripts/kube-up.sh), on free ports in a
-// temporary state dir, so it never clashes with a developer's `make kube-up`.
+// temporary state dir, so it never clashes with a developer's `make kube-up`; started again
+// on new ports (and a new dir) when another process took one first.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { projectPath } from '../../api/paths.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -31,20 +32,26 @@ export class Cluster {
   }
 
   /** `authConfig`: an AuthenticationConfiguration file for kube-apiserver (BOXAUTH_KUBE_AUTH_CONFIG). */
-  static async start(options: { authConfig?: string } = {}): Promise<Cluster> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-kube-'));
-    const [port, etcd, peer] = [await freePort(), await freePort(), await freePort()];
-    const env = {
-      ...process.env,
-      BOXAUTH_KUBE_DIR: dir,
-      BOXAUTH_KUBE_PORT: String(port),
-      BOXAUTH_ETCD_PORT: String(etcd),
-      BOXAUTH_ETCD_PEER_PORT: String(peer),
-      ...(options.authConfig ? { BOXAUTH_KUBE_AUTH_CONFIG: options.authConfig } : {}),
-    };
-    const cluster = new Cluster(dir, port, env);
-    await cluster.up();
-    return cluster;
+  static start(options: { authConfig?: string } = {}): Promise<Cluster> {
+    return onFreePorts(3, async ([port, etcd, peer]) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-kube-'));
+      const env = {
+        ...process.env,
+        BOXAUTH_KUBE_DIR: dir,
+        BOXAUTH_KUBE_PORT: String(port),
+        BOXAUTH_ETCD_PORT: String(etcd),
+        BOXAUTH_ETCD_PEER_PORT: String(peer),
+        ...(options.authConfig ? { BOXAUTH_KUBE_AUTH_CONFIG: options.authConfig } : {}),
+      };
+      const cluster = new Cluster(dir, port, env);
+      try {
+        await cluster.up();
+      } catch (err) {
+        await cluster.stop(); // kube-up.sh stops what it started; this removes the dir
+        throw err;
+      }
+      return cluster;
+    });
   }
 
   private async up(...args: string[]): Promise<void> {

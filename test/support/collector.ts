@@ -7,12 +7,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { eventually } from './box.js';
 import { stopChild } from './child.js';
 import { TOOLS_BIN } from './kube.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 
 export const OTELCOL = path.join(TOOLS_BIN, 'otelcol');
 
@@ -94,9 +95,44 @@ export class Collector {
     return [...this.received.bodies];
   }
 
-  static async start(): Promise<Collector> {
-    if (!fs.existsSync(OTELCOL)) throw new Error(`${OTELCOL} is missing: run scripts/test-tools-build.sh (make test-tools)`);
-    const [receiverPort, backPort] = [await freePort(), await freePort()];
+  /** Its receiver on a free port: again on a new one when another process took it first. */
+  static start(): Promise<Collector> {
+    if (!fs.existsSync(OTELCOL))
+      return Promise.reject(new Error(`${OTELCOL} is missing: run scripts/test-tools-build.sh (make test-tools)`));
+    return onFreePorts(1, ([receiverPort]) => Collector.startOn(receiverPort));
+  }
+
+  private static async startOn(receiverPort: number): Promise<Collector> {
+    const received: Received = { bodies: [], spans: [] };
+    // Where the Collector exports to: a server of ours, on its own port 0.
+    const back = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        received.bodies.push(body);
+        const json = JSON.parse(body) as OtlpJson;
+        for (const rs of json.resourceSpans ?? []) {
+          const resource = valuesOf(rs.resource?.attributes);
+          for (const ss of rs.scopeSpans ?? [])
+            for (const s of ss.spans ?? [])
+              received.spans.push({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId ?? '',
+                name: s.name,
+                kind: s.kind,
+                attributes: valuesOf(s.attributes),
+                resource,
+                links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
+                events: (s.events ?? []).map((e) => ({ name: e.name, attributes: valuesOf(e.attributes) })),
+              });
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => back.listen(0, '127.0.0.1', resolve));
+    const backPort = (back.address() as AddressInfo).port;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-otelcol-'));
     const config = path.join(dir, 'config.yaml');
     fs.writeFileSync(
@@ -127,40 +163,17 @@ service:
       exporters: [otlphttp]
 `,
     );
-    const received: Received = { bodies: [], spans: [] };
-    const back = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        received.bodies.push(body);
-        const json = JSON.parse(body) as OtlpJson;
-        for (const rs of json.resourceSpans ?? []) {
-          const resource = valuesOf(rs.resource?.attributes);
-          for (const ss of rs.scopeSpans ?? [])
-            for (const s of ss.spans ?? [])
-              received.spans.push({
-                traceId: s.traceId,
-                spanId: s.spanId,
-                parentSpanId: s.parentSpanId ?? '',
-                name: s.name,
-                kind: s.kind,
-                attributes: valuesOf(s.attributes),
-                resource,
-                links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
-                events: (s.events ?? []).map((e) => ({ name: e.name, attributes: valuesOf(e.attributes) })),
-              });
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => back.listen(backPort, '127.0.0.1', resolve));
     const log: string[] = [];
     const child = spawn(OTELCOL, ['--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (c: Buffer) => log.push(c.toString()));
     child.stderr.on('data', (c: Buffer) => log.push(c.toString()));
     const collector = new Collector(`http://127.0.0.1:${receiverPort}`, child, back, dir, received, log);
-    await collector.ready();
+    try {
+      await collector.ready();
+    } catch (err) {
+      await collector.stop();
+      throw err;
+    }
     return collector;
   }
 

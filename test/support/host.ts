@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Agent } from 'undici';
 import { projectPath } from '../../api/paths.js';
 import { Box, collectInto } from './box.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 import { createDatabase } from './postgres.js';
 
 export interface HostedBoxSpec {
@@ -52,24 +52,27 @@ export class Host {
     });
   }
 
-  static async start(boxes: HostedBoxSpec[], env: Record<string, string> = {}, options: HostOptions = {}): Promise<Host> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-host-'));
-    const host = new Host(
-      await freePort(),
-      await freePort(),
-      path.join(dir, 'boxes.json'),
-      {
-        BOXAUTH_HOST: '127.0.0.1',
-        BOXAUTH_DATA_DIR: dir,
-        BOXAUTH_LOG_LEVEL: 'info',
-        ...env,
-      },
-      options,
-    );
-    for (const spec of boxes) await host.add(spec, { write: false });
-    host.writeRegistry();
-    await host.launch();
-    return host;
+  /** On free ports (its boxes' URLs name the port): again on new ones when another process took one first. */
+  static start(boxes: HostedBoxSpec[], env: Record<string, string> = {}, options: HostOptions = {}): Promise<Host> {
+    return onFreePorts(2, async ([port, metricsPort]) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-host-'));
+      const host = new Host(
+        port,
+        metricsPort,
+        path.join(dir, 'boxes.json'),
+        {
+          BOXAUTH_HOST: '127.0.0.1',
+          BOXAUTH_DATA_DIR: dir,
+          BOXAUTH_LOG_LEVEL: 'info',
+          ...env,
+        },
+        options,
+      );
+      for (const spec of boxes) await host.add(spec, { write: false });
+      host.writeRegistry();
+      await host.launch();
+      return host;
+    });
   }
 
   /** The URL of `team`'s box: its issuer. */

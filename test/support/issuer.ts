@@ -4,10 +4,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SignJWT, exportJWK, type JWTPayload } from 'jose';
-import { freePort } from './ports.js';
 import { testCa } from './tls.js';
 
 export class TestIssuer {
@@ -28,8 +28,9 @@ export class TestIssuer {
     const ca = testCa(fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-issuer-')));
     const jwksHost = options.jwksHost ?? '127.0.0.1';
     const { certFile, keyFile } = ca.issue('tls', '/CN=127.0.0.1', `IP:127.0.0.1,IP:${jwksHost},DNS:localhost`);
-    const port = await freePort();
-    const url = `https://127.0.0.1:${port}`;
+    // Its own port 0, read back once listening (the URLs below are built per request, after that).
+    let port = 0;
+    let url = '';
     const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const kid = 'test-key-1';
     const jwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
@@ -46,7 +47,9 @@ export class TestIssuer {
         res.writeHead(404).end();
       }
     });
-    await new Promise<void>((resolve) => server.listen(port, jwksHost === '127.0.0.1' ? '127.0.0.1' : '0.0.0.0', resolve));
+    await new Promise<void>((resolve) => server.listen(0, jwksHost === '127.0.0.1' ? '127.0.0.1' : '0.0.0.0', resolve));
+    port = (server.address() as AddressInfo).port;
+    url = `https://127.0.0.1:${port}`;
     issuer = new TestIssuer(url, ca.pem, privateKey, kid, server);
     return issuer;
   }

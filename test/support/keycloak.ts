@@ -11,12 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildPeer, startProcess, waitReady, type PeerProcess } from '../bench/peers/process.js';
 import { pgParts } from '../bench/peers/target.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 import { createDatabase } from './postgres.js';
 
 /**
  * A free port for JGroups: its failure detection listens 50,000 above it, so
- * the ephemeral ports freePort() gives are too high.
+ * the ephemeral ports of freePort() are too high.
  */
 async function clusterPort(): Promise<number> {
   const listens = (port: number): Promise<boolean> =>
@@ -48,9 +48,21 @@ export interface KeycloakServer {
  * Starts a built distribution on `databaseUrl` (a PostgreSQL database of its own: the first start
  * creates the schema) and waits until it is ready (a minute or two on a busy 2-core machine).
  */
-export async function startKeycloakServer(home: string, javaHome: string, databaseUrl: string, logFile: string): Promise<KeycloakServer> {
+export function startKeycloakServer(home: string, javaHome: string, databaseUrl: string, logFile: string): Promise<KeycloakServer> {
+  // On free ports: again on new ones when another process took one first ("Address already in use").
+  return onFreePorts(2, async ([port, managementPort]) => startKeycloakOn(home, javaHome, databaseUrl, logFile, port, managementPort));
+}
+
+async function startKeycloakOn(
+  home: string,
+  javaHome: string,
+  databaseUrl: string,
+  logFile: string,
+  port: number,
+  managementPort: number,
+): Promise<KeycloakServer> {
   const db = pgParts(databaseUrl);
-  const [port, managementPort, jgroupsPort] = [await freePort(), await freePort(), await clusterPort()];
+  const jgroupsPort = await clusterPort();
   const credentials = { username: 'test-admin', password: randomBytes(24).toString('base64url') };
   const server: PeerProcess = startProcess(
     path.join(home, 'bin', 'kc.sh'),

@@ -14,7 +14,7 @@ import { HttpKube } from '../../operator/kube.js';
 import { podOf, VOLUME_SYNC_MS, type Pod } from '../../operator/run-box.js';
 import { Box, eventually } from './box.js';
 import { Cluster } from './cluster.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 
 export { eventually };
 
@@ -253,8 +253,12 @@ export class OperatorProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  static async start(kubeconfig: string, env: Record<string, string>): Promise<OperatorProcess> {
-    const healthPort = await freePort();
+  /** On a free health port: again on a new one when another process took it before the operator listened. */
+  static start(kubeconfig: string, env: Record<string, string>): Promise<OperatorProcess> {
+    return onFreePorts(1, ([healthPort]) => OperatorProcess.startOn(kubeconfig, env, healthPort));
+  }
+
+  private static async startOn(kubeconfig: string, env: Record<string, string>, healthPort: number): Promise<OperatorProcess> {
     const child = spawn(process.execPath, [projectPath('dist', 'operator', 'main.js')], {
       cwd: projectPath(),
       env: {
@@ -268,22 +272,20 @@ export class OperatorProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const op = new OperatorProcess(child, healthPort);
-    await eventually(
+    const lastLogs = (): string =>
+      op.logs
+        .slice(-10)
+        .map((l) => JSON.stringify(l))
+        .join('\n');
+    const ready = await eventually(
       "the operator's /healthz",
-      async () => {
-        if (child.exitCode !== null) throw new Error(`operator exited with ${child.exitCode}: ${JSON.stringify(op.logs.slice(-5))}`);
-        return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).ok;
-      },
+      async () => (child.exitCode !== null ? 'exited' : (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).ok && 'ready'),
       30_000,
     ).catch((err: Error) => {
       child.kill('SIGKILL');
-      throw new Error(
-        `${err.message}\n${op.logs
-          .slice(-10)
-          .map((l) => JSON.stringify(l))
-          .join('\n')}`,
-      );
+      throw new Error(`${err.message}\n${lastLogs()}`);
     });
+    if (ready === 'exited') throw new Error(`operator exited with ${child.exitCode}:\n${lastLogs()}`);
     return op;
   }
 

@@ -31,7 +31,7 @@ import pg from 'pg';
 import { postgresUserIds } from '../../api/db/embedded.js';
 import { eventually } from './box.js';
 import { stopChild } from './child.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 
 export const PGBOUNCER = '/usr/sbin/pgbouncer';
 
@@ -94,8 +94,13 @@ export class PgBouncer {
     process.on('exit', this.onExit);
   }
 
-  static async start(options: PgBouncerOptions): Promise<PgBouncer> {
-    if (!fs.existsSync(PGBOUNCER)) throw new Error(`${PGBOUNCER} not found: install Debian's pgbouncer (make test does)`);
+  /** On a free port: again on a new one when another process took it first ("Address already in use"). */
+  static start(options: PgBouncerOptions): Promise<PgBouncer> {
+    if (!fs.existsSync(PGBOUNCER)) return Promise.reject(new Error(`${PGBOUNCER} not found: install Debian's pgbouncer (make test does)`));
+    return onFreePorts(1, ([port]) => PgBouncer.startOn(options, port));
+  }
+
+  private static async startOn(options: PgBouncerOptions, port: number): Promise<PgBouncer> {
     const ids = await postgresUserIds();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pgbouncer-'));
     if (ids) fs.chownSync(dir, ids.uid, ids.gid);
@@ -105,7 +110,6 @@ export class PgBouncer {
       settings: options.settings ?? {},
     };
     const server = target(options.server);
-    const port = await freePort();
     const config = path.join(dir, 'pgbouncer.ini');
     fs.writeFileSync(path.join(dir, 'userlist.txt'), `${quoted(server.user)} ${quoted(server.password)}\n`, { mode: 0o600 });
     fs.writeFileSync(config, PgBouncer.config(dir, port, settings, server), { mode: 0o600 });

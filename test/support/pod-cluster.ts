@@ -8,11 +8,19 @@ import net from 'node:net';
 import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { KUBE_BIN, run, type RunResult } from './kube.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 
 /** The node's address inside the cluster's network namespace (scripts/cluster-lib.sh, BOXAUTH_CLUSTER_NET 10.213). */
 export const NODE_IP = '10.213.0.1';
 const POSTGRES_BIN = '/usr/lib/postgresql/15/bin';
+
+interface ClusterOptions {
+  dir: string;
+  images: string[];
+  binaries?: Record<string, string>;
+  authConfig?: string;
+  wipe?: boolean;
+}
 
 export class PodCluster {
   private postgres?: ChildProcess;
@@ -30,17 +38,16 @@ export class PodCluster {
    * AuthenticationConfiguration file (BOXAUTH_CLUSTER_AUTH_CONFIG); `binaries`: image names, each to the static
    * program that is its one file and entrypoint (CLUSTER_BINARY_IMAGES).
    */
-  static async start(options: {
-    dir: string;
-    port: number;
-    images: string[];
-    binaries?: Record<string, string>;
-    authConfig?: string;
-    wipe?: boolean;
-  }): Promise<PodCluster> {
+  static start(options: ClusterOptions & { port?: number }): Promise<PodCluster> {
+    const { port } = options;
+    // No port given: a free one, and a new one when another process took it before nsforward listened.
+    return port === undefined ? onFreePorts(1, ([free]) => PodCluster.startOn(options, free)) : PodCluster.startOn(options, port);
+  }
+
+  private static async startOn(options: ClusterOptions, port: number): Promise<PodCluster> {
     const env = {
       BOXAUTH_CLUSTER_DIR: options.dir,
-      BOXAUTH_CLUSTER_PORT: String(options.port),
+      BOXAUTH_CLUSTER_PORT: String(port),
       BOXAUTH_CLUSTER_NET: NODE_IP.split('.').slice(0, 2).join('.'),
     };
     if (options.wipe !== false) await run(projectPath('scripts', 'cluster-down.sh'), ['--wipe'], { env, timeoutMs: 120_000 });
@@ -84,8 +91,11 @@ export class PodCluster {
    * `target` (an address inside the namespace, e.g. a Service's) published on a free port of the host's
    * loopback by the cluster's nsforward, as cluster-up.sh publishes the API server, until `close`.
    */
-  async forward(target: string): Promise<{ port: number; close: () => Promise<void> }> {
-    const port = await freePort();
+  forward(target: string): Promise<{ port: number; close: () => Promise<void> }> {
+    return onFreePorts(1, ([port]) => this.forwardOn(target, port));
+  }
+
+  private async forwardOn(target: string, port: number): Promise<{ port: number; close: () => Promise<void> }> {
     const child = spawn(path.join(KUBE_BIN, 'nsforward'), [`127.0.0.1:${port}`, path.join(this.dir, 'ns', 'net'), target], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -43,7 +43,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { postgresUserIds } from '../../api/db/embedded.js';
 import { eventually } from './box.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -316,17 +316,21 @@ export class ReplicatedPostgres {
     readonly site: Site,
   ) {}
 
-  /** A primary and a standby streaming from it; resolved once the standby streams. */
-  static async start(options: ReplicatedPostgresOptions): Promise<ReplicatedPostgres> {
+  /**
+   * A primary and a standby streaming from it; resolved once the standby streams. On free ports:
+   * again on new ones when another process took one first ("Address already in use").
+   */
+  static start(options: ReplicatedPostgresOptions): Promise<ReplicatedPostgres> {
     const missing = missingBinaries();
-    if (missing) throw new Error(missing);
+    if (missing) return Promise.reject(new Error(missing));
+    return onFreePorts(2, ([primaryPort, standbyPort]) => ReplicatedPostgres.startOn(options, primaryPort, standbyPort));
+  }
+
+  private static async startOn(options: ReplicatedPostgresOptions, primaryPort: number, standbyPort: number): Promise<ReplicatedPostgres> {
     const ids = await postgresUserIds();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-replicated-'));
     if (ids) fs.chownSync(dir, ids.uid, ids.gid);
     const site: Site = { dir, ids, password: randomBytes(18).toString('base64url') };
-    const primaryPort = await freePort();
-    let standbyPort = await freePort();
-    while (standbyPort === primaryPort) standbyPort = await freePort();
     const db = new ReplicatedPostgres(
       options.synchronous,
       new PostgresServer('primary', primaryPort, path.join(dir, 'primary'), site),

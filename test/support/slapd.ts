@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
 import { eventually } from './box.js';
-import { freePort } from './ports.js';
+import { onFreePorts } from './ports.js';
 import { testCa, type TestCa } from './tls.js';
 import { stopChild } from './child.js';
 import type { LdapSettings } from '../../api/people/upstream/profile.js';
@@ -170,14 +170,18 @@ const listening = (port: number): Promise<boolean> =>
     socket.once('error', () => resolve(false));
   });
 
-export async function startSlapd(): Promise<Slapd> {
-  if (!fs.existsSync(SLAPD)) throw new Error(`${SLAPD} not found: install Debian's slapd (make slapd; make test does)`);
+/** slapd on free ports: again on new ones when another process took one first ("Address already in use"). */
+export function startSlapd(): Promise<Slapd> {
+  if (!fs.existsSync(SLAPD)) return Promise.reject(new Error(`${SLAPD} not found: install Debian's slapd (make slapd; make test does)`));
+  return onFreePorts(2, ([ldapPort, ldapsPort]) => startSlapdOn(ldapPort, ldapsPort));
+}
+
+async function startSlapdOn(ldapPort: number, ldapsPort: number): Promise<Slapd> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-slapd-'));
   fs.mkdirSync(path.join(dir, 'db'));
   const ca: TestCa = testCa(fs.mkdtempSync(path.join(dir, 'tls-')));
   const { certFile, keyFile } = ca.issue('slapd');
   fs.writeFileSync(path.join(dir, 'slapd.conf'), slapdConf(dir, { caFile: ca.caFile, certFile, keyFile }));
-  const [ldapPort, ldapsPort] = [await freePort(), await freePort()];
   const ldapUrl = `ldap://127.0.0.1:${ldapPort}`;
   const ldapsUrl = `ldaps://127.0.0.1:${ldapsPort}`;
   // -d 0: in the foreground, so this process is slapd itself and stop() ends it by its pid.

@@ -6,9 +6,9 @@
 // STARTTLS and takes AUTH in the clear: what a box must refuse to send to, but on a loopback host.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
-import { freePort } from './ports.js';
 import { testCa, type TestCa } from './tls.js';
 
 export interface ReceivedMail {
@@ -32,8 +32,14 @@ export class TestSmtp {
   private mode: SmtpMode = { kind: 'up' };
   private readonly waiters = new Set<() => void>();
 
+  /** Its own port 0 at the first listen, read back; the same port when it listens again after 'stopped'. */
+  private listenPort = 0;
+
+  get port(): number {
+    return this.listenPort;
+  }
+
   private constructor(
-    readonly port: number,
     readonly user: string,
     readonly password: string,
     readonly ca: TestCa,
@@ -44,15 +50,7 @@ export class TestSmtp {
 
   static async start(ca: TestCa = testCa(), options: { host?: string; plaintext?: boolean } = {}): Promise<TestSmtp> {
     const password = `pw-${randomBytes(9).toString('hex')}`;
-    const smtp = new TestSmtp(
-      await freePort(),
-      'boxauth',
-      password,
-      ca,
-      ca.issue('smtp'),
-      options.host ?? '127.0.0.1',
-      options.plaintext ?? false,
-    );
+    const smtp = new TestSmtp('boxauth', password, ca, ca.issue('smtp'), options.host ?? '127.0.0.1', options.plaintext ?? false);
     await smtp.listen();
     return smtp;
   }
@@ -157,7 +155,10 @@ export class TestSmtp {
     this.server = server;
     return new Promise((resolve, reject) => {
       server.server.once('error', reject);
-      server.listen(this.port, this.host, () => resolve());
+      server.listen(this.listenPort, this.host, () => {
+        this.listenPort = (server.server.address() as AddressInfo).port;
+        resolve();
+      });
     });
   }
 

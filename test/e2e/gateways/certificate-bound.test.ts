@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { Agent } from 'undici';
 import { Box } from '../../support/box.js';
-import { freePort } from '../../support/ports.js';
+import { onFreePorts } from '../../support/ports.js';
 import { testCa, type TestCa } from '../../support/tls.js';
 import { nginxAround } from './configs.js';
 import { startNginx, startUpstream, type Gateway, type Upstream } from './launch.js';
@@ -54,41 +54,42 @@ describe('NGINX terminating mutual TLS in front of an app: certificate-bound tok
     });
     const root = await box.rootToken();
     upstream = await startUpstream();
-    const port = await freePort();
-    const url = `https://127.0.0.1:${port}`;
-    appUrl = url;
-    const puts: [string, Record<string, unknown>][] = [
-      [
-        '/Client/orders',
-        {
-          grant_types: ['client_credentials'],
-          token_endpoint_auth_method: 'tls_client_auth',
-          tls_client_auth_san_dns: 'orders.example',
-          audience: [url],
-        },
-      ],
-      [`/App/${APP}`, { urls: [url] }],
-      ['/AccessPolicy/ledger-orders', { app: APP, engine: 'allow', link: [{ id: 'orders', resourceType: 'Client' }] }],
-    ];
-    for (const [path, body] of puts) {
-      const res = await box.json('PUT', path, body, root);
-      expect(res.status, res.text).to.equal(201);
-    }
-    // The token, from the box's token endpoint behind a proxy that forwarded the client's certificate.
-    const token = await box.form(
-      '/auth/token',
-      { grant_type: 'client_credentials', client_id: 'orders', audience: url },
-      { [HEADER]: encodeURIComponent(fs.readFileSync(clientFiles.orders!.certFile, 'utf8')) },
-    );
-    expect(token.status, token.text).to.equal(200);
-    bound = token.body.access_token as string;
-    const boxAddress = new URL(box.url).host;
-    nginx = await startNginx(
-      port,
-      (dir) =>
-        nginxAround(
-          dir,
-          `
+    // The app's URL (its audience) names NGINX's port: all again on a new one when another process took it first.
+    nginx = await onFreePorts(1, async ([port]) => {
+      const url = `https://127.0.0.1:${port}`;
+      appUrl = url;
+      const puts: [string, Record<string, unknown>][] = [
+        [
+          '/Client/orders',
+          {
+            grant_types: ['client_credentials'],
+            token_endpoint_auth_method: 'tls_client_auth',
+            tls_client_auth_san_dns: 'orders.example',
+            audience: [url],
+          },
+        ],
+        [`/App/${APP}`, { urls: [url] }],
+        ['/AccessPolicy/ledger-orders', { app: APP, engine: 'allow', link: [{ id: 'orders', resourceType: 'Client' }] }],
+      ];
+      for (const [path, body] of puts) {
+        const res = await box.json('PUT', path, body, root);
+        expect(res.status, res.text).to.be.oneOf([200, 201]); // 200: put again on another port
+      }
+      // The token, from the box's token endpoint behind a proxy that forwarded the client's certificate.
+      const token = await box.form(
+        '/auth/token',
+        { grant_type: 'client_credentials', client_id: 'orders', audience: url },
+        { [HEADER]: encodeURIComponent(fs.readFileSync(clientFiles.orders!.certFile, 'utf8')) },
+      );
+      expect(token.status, token.text).to.equal(200);
+      bound = token.body.access_token as string;
+      const boxAddress = new URL(box.url).host;
+      return startNginx(
+        port,
+        (dir) =>
+          nginxAround(
+            dir,
+            `
   upstream boxauth { server ${boxAddress}; }
   upstream app { server ${upstream.address}; }
   server {
@@ -115,10 +116,11 @@ describe('NGINX terminating mutual TLS in front of an app: certificate-bound tok
     }
   }
 `,
-        ),
-      // startNginx's url is http: NGINX here speaks TLS only.
-      async () => (await fetch(`${appUrl}/entries`, { dispatcher: client() } as RequestInit)).status === 401,
-    );
+          ),
+        // startNginx's url is http: NGINX here speaks TLS only.
+        async () => (await fetch(`${appUrl}/entries`, { dispatcher: client() } as RequestInit)).status === 401,
+      );
+    });
   });
   after(async function () {
     await nginx?.stop();

@@ -12,7 +12,7 @@ import { Box, basic } from '../../support/box.js';
 import { launchBrowser, screenshot } from '../../support/browser.js';
 import { ancestorsOf, appTrace, Collector, type ExportedSpan } from '../../support/collector.js';
 import { ath, newKey, proof } from '../../support/dpop.js';
-import { freePort } from '../../support/ports.js';
+import { onFreePorts } from '../../support/ports.js';
 import { userToken } from '../../support/user-token.js';
 import { TRAEFIK_LISTED_PREFIX } from './configs.js';
 import { startGateway, startUpstream, type Gateway, type GatewayName, type Received, type Upstream } from './launch.js';
@@ -69,13 +69,11 @@ describe('real gateways in front of an app', function () {
   before(async function () {
     // The box's own origin is another host than the apps' (localhost, not 127.0.0.1), as in a
     // cluster: the browser keeps the box's cookies and each app's apart.
-    const boxPort = await freePort();
     collector = await Collector.start();
     [box, upstream, browser] = await Promise.all([
       Box.start({
-        port: boxPort,
+        hostname: 'localhost',
         env: {
-          BOXAUTH_BASE_URL: `http://localhost:${boxPort}`,
           // Traces on, every trace the gateway's request carries kept, exported to the Collector.
           OTEL_TRACES_EXPORTER: 'otlp',
           OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
@@ -112,14 +110,16 @@ describe('real gateways in front of an app', function () {
     samSub = await box.publicSubOf(samId);
     await Promise.all(
       GATEWAYS.map(async (name) => {
-        const port = await freePort();
-        await guardedApp(name, `http://127.0.0.1:${port}`);
-        const gateway = await startGateway(name, {
-          app: appOf(name),
-          port,
-          box: `127.0.0.1:${box.port}`,
-          upstream: upstream.address,
-          readyPath: '/health',
+        // The app's URL names the gateway's port: both again on a new one when another process took it first.
+        const gateway = await onFreePorts(1, async ([port]) => {
+          await guardedApp(name, `http://127.0.0.1:${port}`);
+          return startGateway(name, {
+            app: appOf(name),
+            port: port,
+            box: `127.0.0.1:${box.port}`,
+            upstream: upstream.address,
+            readyPath: '/health',
+          });
         });
         gateways.set(name, gateway);
       }),

@@ -6,7 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { ownDatabaseNames, readNameKey, type BoxDbNames } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually, OperatorProcess, type TestCluster } from '../../support/kube.js';
-import { freePort } from '../../support/ports.js';
+import { freePort, onFreePorts } from '../../support/ports.js';
 
 export const OPERATOR_NAMESPACE = 'boxauth-system';
 
@@ -113,20 +113,27 @@ export async function runBoxApi(namespace: string, env?: Record<string, string>)
 }
 
 /** Box `auth` (reclaimPolicy Delete) applied in `namespace`, which exists, and Ready; its API running (with `env`), and its schema. */
-export async function readyBox(namespace: string, env?: Record<string, string>): Promise<{ api: Box; schema: string }> {
-  const port = await freePort();
-  await suite.cluster.k(
-    ['apply', '-f', '-'],
-    JSON.stringify({
-      apiVersion: 'boxauth.io/v1alpha1',
-      kind: 'Box',
-      metadata: { name: 'auth', namespace },
-      spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
-    }),
+export function readyBox(namespace: string, env?: Record<string, string>): Promise<{ api: Box; schema: string }> {
+  // The Box's port is its API's, on this machine: the Box and its API again on a new one when
+  // another process took it before the API listened.
+  return onFreePorts(
+    1,
+    async ([port]) => {
+      await suite.cluster.k(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'boxauth.io/v1alpha1',
+          kind: 'Box',
+          metadata: { name: 'auth', namespace },
+          spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
+        }),
+      );
+      await waitReady('box', namespace, 'auth', 60_000);
+      const schema: string = (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
+      return { api: await runBoxApi(namespace, env), schema };
+    },
+    (err) => /\(BOXAUTH_PORT\) is in use/.test(String(err)),
   );
-  await waitReady('box', namespace, 'auth', 60_000);
-  const schema: string = (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
-  return { api: await runBoxApi(namespace, env), schema };
 }
 
 export function basic(id: string, secret: string): string {
