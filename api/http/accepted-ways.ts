@@ -1,10 +1,10 @@
 // The ways of signing in a request accepts: its client's (Client.identityProviders) and, when it
 // asks for an app's audience (RFC 8707 resource), that app's (App.signIn.identityProviders) —
-// both must accept a way (api/people/sign-in.ts acceptedWays). The authorization endpoint, the
+// both must accept a way (api/credentials/sign-in.ts acceptedWays). The authorization endpoint, the
 // sign-in page and the device page read them here.
 import type { AppDirectory } from '../decision/apps.js';
 import type { RecordCache } from '../cache/record-cache.js';
-import { acceptedWays } from '../people/sign-in.js';
+import { acceptedWays } from '../credentials/sign-in.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 

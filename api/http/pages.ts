@@ -5,7 +5,7 @@
 import { offersFirstStep } from '../people/ways/email-first-step.js';
 import type { Request, Response } from 'express';
 import { accountHolder as holderOf, signedInPerson as personOf, type SignedInPerson } from '../people/browsers.js';
-import { wayAccepted } from '../people/sign-in.js';
+import { wayAccepted } from '../credentials/sign-in.js';
 import { labelOf, offeredProviders } from '../people/upstream/flow.js';
 import { logoSource, NO_BRANDING, type Branding } from '../branding.js';
 import { PLAIN_LOOK, type Look, type Page } from '../ui/frame.js';

@@ -562,7 +562,7 @@ const idTokenHintIsOurs: Check = async ({ params, client }, _read, svc) => {
   return { hintedUser: person === undefined ? NOBODY : String(person) };
 };
 
-/** The hintedUser of a hint whose sub names nobody: no signed-in person is them (api/people/sign-in.ts mustSignIn). */
+/** The hintedUser of a hint whose sub names nobody: no signed-in person is them (api/credentials/sign-in.ts mustSignIn). */
 const NOBODY = 'nobody';
 
 /**

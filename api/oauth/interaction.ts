@@ -6,7 +6,7 @@
 // (api/http/routes/authorization-endpoint.ts) gathers those facts and carries out the decision
 // (a grant by ./authorization-response.ts); it decides nothing itself.
 //
-// What the person must still prove is people's to say (api/people/sign-in.ts): a
+// What the person must still prove is asked of api/credentials/sign-in.ts: a
 // sign-in, or a stronger one (`next: 'step-up'` when the class of sign-in wanted —
 // the request's acr_values, its client's minimum_acr, the person's group — is more
 // than this browser's sign-in proved), or a sign-in another way (the client accepts only
@@ -14,7 +14,7 @@
 import type { AuthorizationRequest } from './authorization-request.js';
 import { scopesOf } from '../credentials/scopes.js';
 import type { Acr } from '../credentials/acr.js';
-import { asksForFreshSignIn, mustSignIn, mustStepUp, type SignedIn } from '../people/sign-in.js';
+import { asksForFreshSignIn, mustSignIn, mustStepUp, type SignedIn } from '../credentials/sign-in.js';
 
 export interface InteractionFacts {
   request: AuthorizationRequest;
@@ -34,7 +34,7 @@ export interface InteractionFacts {
   answer?: 'allow' | 'deny';
   /** The class of sign-in the request needs (api/people/sign-in.ts acrWanted); undefined: any. */
   acrWanted?: Acr;
-  /** The ways of signing in the client and the app asked for accept (api/people/sign-in.ts acceptedWays); undefined: every way. */
+  /** The ways of signing in the client and the app asked for accept (api/credentials/sign-in.ts acceptedWays); undefined: every way. */
   accepted?: readonly string[] | undefined;
   now: number;
 }

@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Acr } from '../credentials/acr.js';
 import type { ProofLedger } from '../store/dpop-proofs.js';
-import { asksForFreshSignIn, mustSignIn, mustStepUp, type SignedIn } from '../people/sign-in.js';
+import { asksForFreshSignIn, mustSignIn, mustStepUp, type SignedIn } from '../credentials/sign-in.js';
 import { decodePostMessage, decodeRedirectMessage } from './bindings.js';
 import { encryptAssertion } from './encryption.js';
 import { idpEndpoints } from './idp-metadata.js';

@@ -18,7 +18,7 @@ import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.j
 import { renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { stepUp } from '../sign-in-steps.js';
 import type { Acr } from '../../credentials/acr.js';
-import { mustStepUp, wayAccepted } from '../../people/sign-in.js';
+import { mustStepUp, wayAccepted } from '../../credentials/sign-in.js';
 import { acrWantedOf } from '../../people/steps.js';
 import { strictRouter } from '../router.js';
 

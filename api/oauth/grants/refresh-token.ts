@@ -21,7 +21,7 @@ import { closeGrants, type Closing } from '../../credentials/closing.js';
 import { getUser, type UserRow } from '../../store/users.js';
 import { factorState, type FactorState } from '../../store/factors.js';
 import { ACR_MFA, meets, signInOf } from '../../credentials/acr.js';
-import { unmetAtRefresh } from '../../people/sign-in.js';
+import { unmetAtRefresh } from '../../credentials/sign-in.js';
 import { grantedAudience, grantedResource, refreshedScope } from '../entitlements.js';
 import { agentRefusalAtRefresh } from '../agents.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
@@ -266,7 +266,7 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
 
 /**
  * Refuses the refresh of a grant whose browser sign-in proved less than its client's
- * minimum_acr or the person's groups ask now (people/sign-in.ts unmetAtRefresh): a rule
+ * minimum_acr or the person's groups ask now (credentials/sign-in.ts unmetAtRefresh): a rule
  * turned on holds for the grants already issued, at their next refresh. The groups are
  * read only for a sign-in short of several factors, the most a group asks.
  *

@@ -22,7 +22,7 @@ import {
   takeUpstreamSignIn,
   type UpstreamSignIn,
 } from '../../store/identity-providers.js';
-import { wayAccepted } from '../sign-in.js';
+import { wayAccepted } from '../../credentials/sign-in.js';
 import { ldapSignIn } from './ldap.js';
 import { authorizationUrl, finishAuthorization, type UpstreamRequest } from './oauth.js';
 import { UpstreamError, type UpstreamProfile } from './profile.js';

@@ -8,7 +8,7 @@ import {
   unmetAtRefresh,
   type SignInAsked,
   type SignInFacts,
-} from '../../../api/people/sign-in.js';
+} from '../../../api/credentials/sign-in.js';
 
 const now = Date.parse('2026-11-23T12:00:00Z');
 const asked = (change: Partial<SignInAsked> = {}): SignInAsked => ({
@@ -25,7 +25,7 @@ const facts = (change: Partial<SignInFacts> = {}): SignInFacts => ({
   ...change,
 });
 
-describe('people: what a sign-in must still prove', () => {
+describe('credentials: what a sign-in must still prove', () => {
   it('asks nobody signed in, or someone other than the hinted user, to sign in', () => {
     expect(mustSignIn(facts({ signedIn: undefined }))).to.equal(true);
     expect(mustSignIn(facts({ asked: asked({ hintedUser: '8' }) }))).to.equal(true);
@@ -64,7 +64,7 @@ describe('people: what a sign-in must still prove', () => {
   });
 });
 
-describe('people: what a grant’s refresh asks of the sign-in behind it now', () => {
+describe('credentials: what a grant’s refresh asks of the sign-in behind it now', () => {
   const [password, mfa, passkey] = ['urn:boxauth:acr:password', 'urn:boxauth:acr:mfa', 'phr'] as const;
 
   it('nothing, when no rule asks more than was proved', () => {
