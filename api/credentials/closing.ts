@@ -7,7 +7,7 @@
 import type { Actor, CloseReason, Audit } from '../audit.js';
 import { withTransaction, type Transaction, type Pool } from '../db/pool.js';
 import type { RecordCache } from '../cache/record-cache.js';
-import type { ClosedSession, EventFacts } from '../notices/kinds.js';
+import type { ClosedSession, EventFacts } from '../store/notices.js';
 import type { Client } from '../types.js';
 import { deleteBrowserSessionsOfUser, holdBrowserSession } from '../store/browser-sessions.js';
 import { deletePendingCodes } from '../store/authorization-codes.js';
