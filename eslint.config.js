@@ -7,18 +7,19 @@
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
-import { floorsRule } from './eslint-floors.js';
+import { floorsRule, layersRule } from './eslint-floors.js';
 
 // The floors (api/README.md): each folder's README says, in its "May import:" sentence, what
 // its files may import, and eslint-floors.js reads those sentences into the rule `floors/readme`,
 // so the rule and the READMEs cannot disagree. A folder without that sentence is refused until
-// it is placed.
+// it is placed. `floors/layers` refuses, of what the READMEs allow, an import that climbs a floor
+// (but a few of types) and every import circle.
 //
 export const floors = [
   {
     files: ['**/*.ts'],
-    plugins: { floors: { rules: { readme: floorsRule(import.meta.dirname) } } },
-    rules: { 'floors/readme': 'error' },
+    plugins: { floors: { rules: { readme: floorsRule(import.meta.dirname), layers: layersRule(import.meta.dirname) } } },
+    rules: { 'floors/readme': 'error', 'floors/layers': 'error' },
   },
 ];
 

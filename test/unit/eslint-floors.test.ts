@@ -18,9 +18,21 @@ interface ReadmeRule {
   targets: { name: string; typesOnly: boolean }[];
 }
 const { floors } = (await import(pathToFileURL(path.resolve('eslint.config.js')).href)) as { floors: Linter.Config[] };
-const { floorsRule, readmeRules } = (await import(pathToFileURL(path.resolve('eslint-floors.js')).href)) as {
+interface Floor {
+  name: string;
+  floor: number;
+  group: string[];
+}
+const { floorsRule, layersRule, readmeRules, readFloors, importGraph, circles, MAX_CLIMBS } = (await import(
+  pathToFileURL(path.resolve('eslint-floors.js')).href
+)) as {
   floorsRule: (root: string) => Rule.RuleModule;
+  layersRule: (root: string) => Rule.RuleModule;
   readmeRules: (root: string) => ReadmeRule[];
+  readFloors: (root: string) => { floorOf: (file: string) => Floor | undefined; groups: string[][] };
+  importGraph: (root: string) => Map<string, string[]>;
+  circles: (graph: Map<string, string[]>) => string[][];
+  MAX_CLIMBS: number;
 };
 
 const TYPESCRIPT: Linter.Config = { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } };
@@ -35,6 +47,24 @@ function floorMessages(file: string, code: string, { root = process.cwd(), confi
 function refused(file: string, from: string, { types = false } = {}): boolean {
   const code = types ? `import type { X } from '${from}';\nexport type { X };\n` : `import { x } from '${from}';\nexport { x };\n`;
   return floorMessages(file, code, { imports: true }).length > 0;
+}
+
+/** A repository in a temporary folder, its files written by `write`; removed by `remove`. */
+function scratchRepository(): { root: string; write: (file: string, text: string) => void; remove: () => void } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'floors-'));
+  const write = (file: string, text: string): void => {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.writeFileSync(path.join(root, file), text);
+  };
+  write(
+    'api/README.md',
+    'The root, `main.ts`, may import: every folder (`*/`) and the base (`*.ts`).\n\nThe base, every other `*.ts`, may import: nothing more.\n',
+  );
+  write('api/store/README.md', 'The only SQL.\n\nMay import: the base (`*.ts`).\n\n`store/a.ts` may also import: `people/b.ts`.\n');
+  write('api/people/README.md', 'People.\n\nMay import: `store/` and the base (`*.ts`).\n');
+  write('api/store/a.ts', 'export const a = 1;\n');
+  write('api/people/b.ts', "import { a } from '../store/a.js';\nexport const b = a;\nexport type B = number;\n");
+  return { root, write, remove: () => fs.rmSync(root, { recursive: true, force: true }) };
 }
 
 describe('the floors (eslint-floors.js, from the READMEs)', function () {
@@ -111,16 +141,7 @@ describe('the floors (eslint-floors.js, from the READMEs)', function () {
   });
 
   it('places a new folder by its README: then it may import what it names, and who names it may import it', function () {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'floors-'));
-    const write = (file: string, text: string): void => {
-      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-      fs.writeFileSync(path.join(root, file), text);
-    };
-    write(
-      'api/README.md',
-      'The root, `main.ts`, may import: every folder (`*/`) and the base (`*.ts`).\n\nThe base, every other `*.ts`, may import: nothing more.\n',
-    );
-    write('api/store/README.md', 'The only SQL.\n\nMay import: the base (`*.ts`).\n');
+    const { root, write, remove } = scratchRepository();
     // The lint reads the READMEs as it starts: each run below is a new one.
     const lint = (file: string, code: string): string[] => {
       const rule = floorsRule(root);
@@ -144,7 +165,7 @@ describe('the floors (eslint-floors.js, from the READMEs)', function () {
       expect(lint('api/main.ts', "import { x } from './reports/weekly.js';\nexport { x };\n")).to.deep.equal([]);
       expect(lint('api/store/users.ts', "import { x } from '../reports/weekly.js';\nexport { x };\n")).to.have.length(1);
     } finally {
-      fs.rmSync(root, { recursive: true, force: true });
+      remove();
     }
   });
 
@@ -188,5 +209,86 @@ describe('the floors (eslint-floors.js, from the READMEs)', function () {
         .map((name) => `${rule.readme}: ${name}`),
     );
     expect(missing).to.deep.equal([]);
+  });
+});
+
+/** The messages of `floors/layers` for `code` as `file` of the repository at `root` (its other files read from disk). */
+function layerMessages(root: string, file: string, code: string): string[] {
+  const config: Linter.Config[] = [
+    TYPESCRIPT,
+    { files: ['**/*.ts'], plugins: { floors: { rules: { layers: layersRule(root) } } }, rules: { 'floors/layers': 'error' } },
+  ];
+  return new Linter({ cwd: root }).verify(code, config, path.join(root, file)).map((m) => m.message);
+}
+
+describe('the layers (eslint-floors.js floors/layers)', function () {
+  it('reads the floors from the READMEs: the base lowest, then the store, the peers, the doors, the root', function () {
+    const { floorOf, groups } = readFloors(process.cwd());
+    const floor = (file: string): number => floorOf(file)!.floor;
+    expect(floor('api/errors.ts')).to.equal(0);
+    expect(floor('api/db/pool.ts')).to.be.below(floor('api/store/users.ts'));
+    expect(floor('api/store/users.ts')).to.be.below(floor('api/credentials/sign-in.ts'));
+    expect(floor('api/credentials/sign-in.ts')).to.be.below(floor('api/saml/idp.ts'));
+    expect(floor('api/saml/idp.ts')).to.be.below(floor('api/people/accounts.ts'));
+    expect(floor('api/people/accounts.ts')).to.be.below(floor('api/http/app.ts'));
+    expect(floor('api/http/app.ts')).to.be.below(floor('api/services.ts'));
+    expect(floor('api/services.ts')).to.be.below(floor('operator/main.ts'));
+    // Folders whose sentences name each other stand on one floor: these, and no others.
+    expect(groups.map((group) => [...group].sort())).to.deep.equal([
+      ['api/host/', 'api/main.ts, api/server.ts, api/services.ts, api/bootstrap.ts, api/notice-kinds.ts'],
+      ['api/db/', 'api/docs/', 'api/kube/', 'api/schema/'],
+    ]);
+  });
+
+  it('refuses an import of values a README lets climb, and more climbs of types than MAX_CLIMBS', function () {
+    const { root, write, remove } = scratchRepository();
+    try {
+      expect(layerMessages(root, 'api/store/a.ts', "import { b } from '../people/b.js';\nexport const a = b;\n")).to.deep.equal([
+        'api/store/a.ts imports api/people/b.ts, which stands no lower than it (api/store/ stands on floor 0, api/people/ on floor 1): move what it takes down, or hand it in from above; only `import type` may climb (api/README.md)',
+      ]);
+      const types = "import type { B } from '../people/b.js';\nexport type A = B;\n";
+      expect(layerMessages(root, 'api/store/a.ts', types)).to.deep.equal([]);
+      const climbers = Array.from({ length: MAX_CLIMBS + 1 }, (_, i) => `api/store/c${i}.ts`);
+      for (const file of climbers) write(file, types);
+      const [message] = layerMessages(root, 'api/store/c0.ts', types);
+      expect(message).to.include(`${MAX_CLIMBS + 1} imports climb where ${MAX_CLIMBS} may (api/store/c0.ts → api/people/b.ts, `);
+    } finally {
+      remove();
+    }
+  });
+
+  it('refuses every import circle, naming its way back', function () {
+    const { root, write, remove } = scratchRepository();
+    try {
+      write('api/store/x.ts', "import { y } from './y.js';\nexport const x = y;\n");
+      write('api/store/y.ts', "import { z } from './z.js';\nexport const y = z;\n");
+      write('api/store/z.ts', "import type { X } from './x.js';\nexport const z = 1;\nexport type Z = X;\n");
+      expect(layerMessages(root, 'api/store/x.ts', "import { y } from './y.js';\nexport const x = y;\n")).to.deep.equal([
+        'api/store/x.ts imports api/store/y.ts, which imports it back (api/store/y.ts → api/store/z.ts → api/store/x.ts): an import circle; break it (api/README.md)',
+      ]);
+      write('api/store/z.ts', 'export const z = 1;\n');
+      expect(layerMessages(root, 'api/store/x.ts', "import { y } from './y.js';\nexport const x = y;\n")).to.deep.equal([]);
+    } finally {
+      remove();
+    }
+  });
+
+  it('finds a circle of two files, and of three', function () {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['a.ts', 'c.ts']],
+      ['c.ts', ['d.ts']],
+      ['d.ts', ['e.ts']],
+      ['e.ts', ['c.ts']],
+      ['f.ts', ['a.ts']],
+    ]);
+    expect(circles(graph)).to.deep.equal([
+      ['a.ts', 'b.ts'],
+      ['c.ts', 'd.ts', 'e.ts'],
+    ]);
+  });
+
+  it('finds none in api/ and operator/', function () {
+    expect(circles(importGraph(process.cwd()))).to.deep.equal([]);
   });
 });
