@@ -203,22 +203,26 @@ export async function startFactor(db: Transaction, userId: number, name: string,
   return Number(rows[0]!.id);
 }
 
-/** The unique indexes that hold a person to one app of a kind (`factors_one_<kind>`, each kind's migration), and to one name. */
-const ONE_APP = [...APP_FACTOR_KINDS.map((kind) => `factors_one_${kind}`), 'factors_user_name'];
+/** The unique indexes a confirmation may meet: one name per person (every app kind's name is fixed), and TOTP's own (migration 019). */
+const ONE_APP = ['factors_one_totp', 'factors_user_name'];
 
 /**
  * Accepts an app's code for step `step` (a time step, a counter): only if no code of this or a
  * later step was accepted before (RFC 6238 §5.2: "the verifier MUST NOT accept the second attempt
  * of the same OTP after the successful validation has been issued for the first OTP"; RFC 4226
  * §7.2: the counter moves on past the code accepted). One row, one UPDATE: of two processes
- * accepting the same code at once, one wins. `confirm` also confirms an enrolment (failing if the
- * person has a confirmed app of its kind already).
+ * accepting the same code at once, one wins. `confirm` also confirms an enrolment, only while the
+ * person has no confirmed app of its kind (a confirmation holds the person's row: ../people/ways/enrolment.ts,
+ * so a kind needs no unique index of its own, and its migration only widens the kinds).
  */
 export async function acceptCodeStep(db: Queryable, id: number, step: number, confirm = false): Promise<boolean> {
+  const onlyOne = confirm
+    ? ' AND NOT EXISTS (SELECT 1 FROM factors held WHERE held.user_id = factors.user_id AND held.kind = factors.kind AND held.confirmed)'
+    : '';
   const { rowCount } = await db
     .query(
       `UPDATE factors SET totp_last_step = $2, last_used_at = now()${confirm ? ', confirmed = true' : ''}
-       WHERE id = $1 AND kind = ANY($3) AND (totp_last_step IS NULL OR totp_last_step < $2)`,
+       WHERE id = $1 AND kind = ANY($3) AND (totp_last_step IS NULL OR totp_last_step < $2)${onlyOne}`,
       [id, step, APP_FACTOR_KINDS],
     )
     .catch((err: unknown) => uniqueViolation(err, ONE_APP, 'name'));
