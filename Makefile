@@ -12,7 +12,7 @@ MOCHA_UNIT := $(MOCHA_BASE) $(OPEN_HANDLES)
 MOCHA := $(MOCHA_BASE) --require dist/test/support/postgres.js $(OPEN_HANDLES)
 TSC := $(NODE_BIN)/tsc
 
-.PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint lint-changed generate fmt bench clean chromium example-app conformance \
+.PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint lint-changed generate factor-kinds fmt bench clean chromium example-app conformance \
 	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-operator-scale bench-peers bench-tenants e2e-kind chart-crds chart-health crd-enums types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
@@ -400,10 +400,15 @@ chart-health: ## write the chart's Argo CD health checks (one per kind) from cha
 	done
 	@echo "$(HEALTH_DIR)/*/health.lua written"
 
-# Every file written from another (a unit test fails while one is stale): first the CRDs' values the
-# code lists (compiled first: a code change reading a new value comes after), then the types from
-# crds/, since the reference pages are written by the compiled code that reads them.
-generate: ## run every generator: make crd-enums, types, then docs, chart-crds and chart-health (after editing a CRD, api/webhook-events.ts, api/config-reference.ts or the health template)
+# Every file written from another (a unit test fails while one is stale): first the kinds of factor
+# the ways declare (read, not compiled: a new way's kind is known to the compiler from the start), then
+# the CRDs' values the code lists (compiled first: a code change reading a new value comes after), then
+# the types from crds/, since the reference pages are written by the compiled code that reads them.
+factor-kinds: ## write api/factor-kinds-declared.ts from the FACTOR_KIND of each way of api/people/ways/ (before compiling: a unit test fails while it is stale)
+	node scripts/write-factor-kinds.mjs
+
+generate: ## run every generator: make factor-kinds, crd-enums, types, then docs, chart-crds and chart-health (after editing a CRD, a way's FACTOR_KIND, api/webhook-events.ts, api/config-reference.ts or the health template)
+	$(MAKE) --no-print-directory factor-kinds
 	$(MAKE) --no-print-directory crd-enums
 	$(MAKE) --no-print-directory types
 	$(MAKE) --no-print-directory docs chart-crds chart-health

@@ -4,14 +4,20 @@
 // Signals' vocabularies (./audit.ts, api/ssf/events.ts), the label a page shows, and how a kind
 // counts toward "has a factor" (factorCount, the one answer to that question for the sign-in's
 // steps, the second-factor page and a removal). The ways that check a kind are api/people/ways/'s.
-// It is a base module so that every floor may read it (the base imports no floor).
+// It is a base module so that every floor may read it (the base imports no floor); each kind is
+// declared by its way (api/people/ways/), and copied here by `make generate`.
+import { DECLARED_FACTOR_KINDS } from './factor-kinds-declared.js';
 
 /** What is said once of one kind of factor. */
 export interface FactorKindSpec<K extends string = string> {
   /** Its name, as a `factors` row, the REST API, the audit and a notice mail say it. */
   kind: K;
+  /** Where lists show it: lowest first. */
+  position: number;
   /** Its label on the pages (a key of api/ui/messages/; a unit test finds it in every catalogue). */
   label: `factor.${string}Kind`;
+  /** How a factor mail names it, in words of the catalogues ("an authenticator app"): the mail's {{factor}}. */
+  mailWord: `factor.${string}InMail`;
   /**
    * Its credential_type in a CAEP credential-change event (CAEP 1.0 §3.3): a passkey is
    * `fido2-platform` (the box does not learn whether it is synced or on a security key), an
@@ -20,16 +26,45 @@ export interface FactorKindSpec<K extends string = string> {
    * beyond its list as `recovery-code` is.
    */
   ssfCredential: string;
+  /** A code an app computes from a key it shares with the box (api/people/ways/app-codes.ts): how it is set up, typed and worded. */
+  app?: AppCodesSpec;
 }
 
-/** Every kind of factor, in the order lists show them. */
-export const FACTOR_KINDS = {
-  passkey: { kind: 'passkey', label: 'factor.passkeyKind', ssfCredential: 'fido2-platform' },
-  totp: { kind: 'totp', label: 'factor.appKind', ssfCredential: 'app' },
-  // RFC 8176 `otp` when given, as an app's code: a one-time password. NIST SP 800-63B §5.1.3.1 does
-  // not count email as an out-of-band authenticator (docs/guides/second-factors.md says what it protects).
-  email: { kind: 'email', label: 'factor.emailKind', ssfCredential: 'email-code' },
-} as const satisfies Record<string, FactorKindSpec>;
+/**
+ * A kind whose codes an app computes from a key shared once (RFC 4226, RFC 6238): the one module
+ * api/people/ways/app-codes.ts checks, sets up and words every such kind from this.
+ */
+export interface AppCodesSpec {
+  /** What moves a code on: a time step of `period` seconds (RFC 6238), or a counter tried up to `lookAhead` codes ahead (RFC 4226 §7.4). */
+  moving: { period: number } | { lookAhead: number };
+  /** The factor's name when set up (as `factors.name`). */
+  name: string;
+  /** Its page on the person's own page, /auth/account/<path> (and …/confirm). */
+  path: string;
+  /** The form field its code is posted in. */
+  field: string;
+  /**
+   * false: read and counted, but not offered to set up (docs/operations/upgrades.md "A new kind": the
+   * release that brings a kind reads it, the next offers it, since the one before would let a person
+   * whose only factor is new in with a password alone). Offered when left out.
+   */
+  offered?: boolean;
+  /** Its words (keys of api/ui/messages/): the second factor's field and hint, and the pages that set it up. */
+  words: {
+    code: `step.${string}`;
+    hint: `step.${string}`;
+    heading: `enrol.${string}`;
+    scan: `enrol.${string}`;
+    setUp: `account.${string}`;
+    already: `account.${string}`;
+  };
+}
+
+/**
+ * Every kind of factor, in the order lists show them: each declared by its way (the
+ * `FACTOR_KIND` of api/people/ways/<way>.ts), gathered by `make generate` (./factor-kinds-declared.ts).
+ */
+export const FACTOR_KINDS = DECLARED_FACTOR_KINDS satisfies Record<string, FactorKindSpec>;
 
 /** A kind of second factor. */
 export type FactorKind = keyof typeof FACTOR_KINDS;
@@ -39,6 +74,32 @@ export const isFactorKind = (name: string): name is FactorKind => Object.hasOwn(
 
 /** Every kind of factor, in the order lists show them. */
 export const FACTOR_KIND_NAMES = Object.keys(FACTOR_KINDS) as FactorKind[];
+
+type Specs = typeof FACTOR_KINDS;
+/** A kind whose codes an app computes (its spec has `app`). */
+export type AppFactorKind = { [K in FactorKind]: Specs[K] extends { app: AppCodesSpec } ? K : never }[FactorKind];
+
+/** Whether `kind` is one whose codes an app computes. */
+export const isAppKind = (kind: FactorKind): kind is AppFactorKind => 'app' in FACTOR_KINDS[kind];
+
+/** Every kind whose codes an app computes, in the order lists show them. */
+export const APP_FACTOR_KINDS: readonly AppFactorKind[] = FACTOR_KIND_NAMES.filter(isAppKind);
+
+/** Each app kind's `app`, as declared (its words keys of the catalogues, which the type checker holds to them). */
+type AppSpecs = { [K in AppFactorKind]: Extract<Specs[K], { app: AppCodesSpec }>['app'] };
+const APPS = Object.fromEntries(APP_FACTOR_KINDS.map((kind) => [kind, (FACTOR_KINDS[kind] as FactorKindSpec).app])) as AppSpecs;
+
+/** How an app's codes of `kind` are set up, typed and worded. */
+export const appOf = <K extends AppFactorKind>(kind: K): AppSpecs[K] => APPS[kind];
+
+/** The app kinds a person may set up (not those declared `offered: false`), in the order lists show them. */
+export const OFFERED_APP_KINDS: readonly AppFactorKind[] = APP_FACTOR_KINDS.filter(
+  (kind) => (appOf(kind) as AppCodesSpec).offered !== false,
+);
+
+/** The app kind whose field a form holds a code in, if any (the second factor's and the enrolment's forms). */
+export const appKindOfForm = (body: Record<string, unknown>): AppFactorKind | undefined =>
+  APP_FACTOR_KINDS.find((kind) => typeof body[appOf(kind).field] === 'string' && (body[appOf(kind).field] as string).trim() !== '');
 
 /**
  * How many confirmed factors of each kind a person holds, as a sign-in counts them

@@ -1,11 +1,12 @@
 // `make docs`: writes the generated reference pages, and the generated sections of other pages (see reference.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { configurationPage, GENERATED_SECTIONS, REFERENCE_PAGES, resourcesPage, withSection } from './reference.js';
+import { configurationPage, factorKindsPage, GENERATED_SECTIONS, REFERENCE_PAGES, resourcesPage, withSection } from './reference.js';
 
 for (const [file, text] of [
   [REFERENCE_PAGES.configuration, configurationPage()],
   [REFERENCE_PAGES.resources, resourcesPage()],
+  [REFERENCE_PAGES.factorKinds, factorKindsPage()],
 ] as const) {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, text);

@@ -1,5 +1,6 @@
 // Deutsch: the built-in mails in the Sie-Form, as the pages speak (api/ui/messages/de.ts). Each kind
 // of ./mails-en.ts, naming the same {{placeholders}} (test/unit/mail/templates.test.ts checks).
+import { de } from '../ui/messages/de.js';
 import type { MailLanguage } from './mails-en.js';
 
 export const GERMAN_MAILS: MailLanguage = {
@@ -126,13 +127,11 @@ waren, geben Sie diesen Code niemandem: Jemand meldet sich als Sie an. Wenn Sie 
   },
   factors: {
     passkeyNamed: 'ein Passkey namens „{{name}}“',
-    passkey: 'ein Passkey',
-    totp: 'eine Authenticator-App',
-    email: 'Anmeldecodes per E-Mail',
     recoveryCodes: 'ein neuer Satz Wiederherstellungscodes',
     everyFactor: 'jeder zweite Faktor und jeder Wiederherstellungscode',
     providerNamed: 'die Anmeldung über „{{name}}“',
     provider: 'die Anmeldung über einen Anbieter',
     other: 'eine Anmeldemethode',
   },
+  catalogue: de,
 };

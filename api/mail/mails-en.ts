@@ -2,7 +2,7 @@
 // (docs/guides/email.md#templates-and-languages). Every language has each kind, with a subject, a
 // text and an HTML part naming the same {{placeholders}} as English's, and the words of {{factor}}
 // (mailLanguageProblems in ./templates.ts; test/unit/mail/templates.test.ts runs it).
-import type { FactorKind } from '../factor-kinds.js';
+import { en, type Catalogue } from '../ui/messages/en.js';
 import type { MailKind } from './kinds.js';
 
 export interface Template {
@@ -12,11 +12,11 @@ export interface Template {
 }
 
 /**
- * How a language words each factor a factor mail names, as its {{factor}} ({{name}}: the passkey's
- * or the provider's): every kind of api/factor-kinds.ts by its name (a new kind is a type error here
- * until each language words it), and the rest.
+ * How a language words what a factor mail names, as its {{factor}} ({{name}}: the passkey's or the
+ * provider's), but a kind of factor: each kind of api/factor-kinds.ts is worded by its `mailWord`,
+ * in the pages' catalogue of the language (`catalogue`), where its other words are.
  */
-export interface FactorWords extends Record<FactorKind, string> {
+export interface FactorWords {
   passkeyNamed: string;
   recoveryCodes: string;
   everyFactor: string;
@@ -25,10 +25,11 @@ export interface FactorWords extends Record<FactorKind, string> {
   other: string;
 }
 
-/** A language's built-in mails: a template of every kind, and the words of {{factor}}. */
+/** A language's built-in mails: a template of every kind, the words of {{factor}}, and its pages' catalogue (a kind of factor's words). */
 export interface MailLanguage {
   templates: Record<MailKind, Template>;
   factors: FactorWords;
+  catalogue: Catalogue;
 }
 
 export const ENGLISH_MAILS: MailLanguage = {
@@ -157,13 +158,11 @@ administrators of {{box}}.</p>
   },
   factors: {
     passkeyNamed: 'a passkey named “{{name}}”',
-    passkey: 'a passkey',
-    totp: 'an authenticator app',
-    email: 'sign-in codes by email',
     recoveryCodes: 'a new set of recovery codes',
     everyFactor: 'every second factor and recovery code',
     providerNamed: 'signing in through “{{name}}”',
     provider: 'signing in through a provider',
     other: 'a way to sign in',
   },
+  catalogue: en,
 };

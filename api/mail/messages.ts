@@ -85,11 +85,12 @@ export function factorWords(detail: string | undefined, language?: string): Mail
   } catch {
     // said plainly below
   }
-  const words = builtInMails(language).factors;
+  const mails = builtInMails(language);
+  const words = mails.factors;
   const factor = parsed.factor;
   if (factor === FACTOR_KINDS.passkey.kind && typeof parsed.name === 'string') return named(parsed.name, words.passkeyNamed);
-  // Every kind by its name (api/factor-kinds.ts): a new kind needs no line here.
-  if (factor !== undefined && isFactorKind(factor)) return words[factor];
+  // Every kind by the words it declares (api/factor-kinds.ts `mailWord`): a new kind needs no line here.
+  if (factor !== undefined && isFactorKind(factor)) return mails.catalogue[FACTOR_KINDS[factor].mailWord];
   switch (factor) {
     case RECOVERY_CODES.kind:
       return words.recoveryCodes;

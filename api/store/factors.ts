@@ -1,8 +1,8 @@
 // A person's second factors and what their sign-ins hold half made (migrations 019, 034):
-// passkeys, a TOTP, sign-in codes by email, recovery codes, sign-in steps and WebAuthn challenges.
+// passkeys, an app's codes (TOTP, and every kind of api/factor-kinds.ts `app`), sign-in codes by email, recovery codes, sign-in steps and WebAuthn challenges.
 // What is decided about them is api/people/'s; this file only reads and writes.
 import type { Queryable, Transaction } from '../db/pool.js';
-import { FACTOR_KIND_NAMES, type FactorKind, type HeldFactors } from '../factor-kinds.js';
+import { APP_FACTOR_KINDS, FACTOR_KIND_NAMES, type AppFactorKind, type FactorKind, type HeldFactors } from '../factor-kinds.js';
 import { uniqueViolation } from './constraints.js';
 
 /** A factor as a person and an administrator see it: never its key or secret. */
@@ -27,9 +27,13 @@ export interface Passkey extends FactorSummary {
   backedUp: boolean;
 }
 
-/** A TOTP as a sign-in checks it: its sealed secret and the last step a code was accepted for. */
-export interface Totp extends FactorSummary {
-  kind: 'totp';
+/**
+ * An app's codes (a TOTP, an HOTP: api/factor-kinds.ts `app`) as a sign-in checks them: its sealed
+ * secret and the last step (time step or counter) a code was accepted for, in the columns named
+ * for TOTP, the first of them (migration 019).
+ */
+export interface AppFactor extends FactorSummary {
+  kind: AppFactorKind;
   userId: number;
   sealedSecret: Buffer;
   lastStep: number | null;
@@ -87,9 +91,9 @@ const passkey = (r: DbRow): Passkey => ({
   backedUp: r.backed_up ?? false,
 });
 
-const totp = (r: DbRow): Totp => ({
+const appFactor = (r: DbRow): AppFactor => ({
   ...summary(r),
-  kind: 'totp',
+  kind: r.kind as AppFactorKind,
   userId: Number(r.user_id),
   sealedSecret: r.totp_secret!,
   lastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
@@ -165,12 +169,12 @@ export async function recordPasskeyUse(db: Queryable, id: number, readCount: num
 }
 
 /** The kinds set up as a pending factor that their first code confirms, and what each reads as. */
-interface Confirmable {
-  totp: Totp;
-  email: EmailFactor;
-}
+type Confirmable = { [K in AppFactorKind]: AppFactor } & { email: EmailFactor };
 
-const READ: { [K in keyof Confirmable]: (r: DbRow) => Confirmable[K] } = { totp, email: emailFactor };
+const READ: { [K in keyof Confirmable]: (r: DbRow) => Confirmable[K] } = {
+  ...(Object.fromEntries(APP_FACTOR_KINDS.map((kind) => [kind, appFactor])) as { [K in AppFactorKind]: (r: DbRow) => AppFactor }),
+  email: emailFactor,
+};
 
 /** A person's factor of `kind`: the confirmed one, or (`pending`) the one being set up. */
 export async function findFactor<K extends keyof Confirmable>(
@@ -186,34 +190,42 @@ export async function findFactor<K extends keyof Confirmable>(
   return rows[0] && READ[kind](rows[0]);
 }
 
-/** What a factor being set up starts with: a TOTP its sealed secret; codes by email nothing (each code comes with its mail). */
-export type FactorStart = { kind: 'totp'; sealedSecret: Buffer } | { kind: 'email' };
+/** What a factor being set up starts with: an app its sealed secret; codes by email nothing (each code comes with its mail). */
+export type FactorStart = { kind: AppFactorKind; sealedSecret: Buffer } | { kind: 'email' };
 
 /** Starts setting up a factor: an unconfirmed one of its kind (an earlier unconfirmed one, and its code, replaced). */
 export async function startFactor(db: Transaction, userId: number, name: string, start: FactorStart): Promise<number> {
   await db.query('DELETE FROM factors WHERE user_id = $1 AND kind = $2 AND NOT confirmed', [userId, start.kind]);
   const { rows } = await db.query<{ id: string }>(
     'INSERT INTO factors (user_id, kind, name, totp_secret, confirmed) VALUES ($1, $2, $3, $4, false) RETURNING id',
-    [userId, start.kind, name, start.kind === 'totp' ? start.sealedSecret : null],
+    [userId, start.kind, name, 'sealedSecret' in start ? start.sealedSecret : null],
   );
   return Number(rows[0]!.id);
 }
 
+/** The unique indexes a confirmation may meet: one name per person (every app kind's name is fixed), and TOTP's own (migration 019). */
+const ONE_APP = ['factors_one_totp', 'factors_user_name'];
+
 /**
- * Accepts a TOTP code for time step `step`: only if no code of this or a later step was
- * accepted before (RFC 6238 §5.2: "the verifier MUST NOT accept the second attempt of the
- * same OTP after the successful validation has been issued for the first OTP"). One row, one
- * UPDATE: of two processes accepting the same code at once, one wins. `confirm` also confirms
- * an enrolment (failing if the person has a confirmed TOTP already).
+ * Accepts an app's code for step `step` (a time step, a counter): only if no code of this or a
+ * later step was accepted before (RFC 6238 §5.2: "the verifier MUST NOT accept the second attempt
+ * of the same OTP after the successful validation has been issued for the first OTP"; RFC 4226
+ * §7.2: the counter moves on past the code accepted). One row, one UPDATE: of two processes
+ * accepting the same code at once, one wins. `confirm` also confirms an enrolment, only while the
+ * person has no confirmed app of its kind (a confirmation holds the person's row: ../people/ways/enrolment.ts,
+ * so a kind needs no unique index of its own, and its migration only widens the kinds).
  */
-export async function acceptTotpStep(db: Queryable, id: number, step: number, confirm = false): Promise<boolean> {
+export async function acceptCodeStep(db: Queryable, id: number, step: number, confirm = false): Promise<boolean> {
+  const onlyOne = confirm
+    ? ' AND NOT EXISTS (SELECT 1 FROM factors held WHERE held.user_id = factors.user_id AND held.kind = factors.kind AND held.confirmed)'
+    : '';
   const { rowCount } = await db
     .query(
       `UPDATE factors SET totp_last_step = $2, last_used_at = now()${confirm ? ', confirmed = true' : ''}
-       WHERE id = $1 AND kind = 'totp' AND (totp_last_step IS NULL OR totp_last_step < $2)`,
-      [id, step],
+       WHERE id = $1 AND kind = ANY($3) AND (totp_last_step IS NULL OR totp_last_step < $2)${onlyOne}`,
+      [id, step, APP_FACTOR_KINDS],
     )
-    .catch((err: unknown) => uniqueViolation(err, ['factors_one_totp', 'factors_user_name'], 'name'));
+    .catch((err: unknown) => uniqueViolation(err, ONE_APP, 'name'));
   return rowCount === 1;
 }
 

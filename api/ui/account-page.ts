@@ -4,7 +4,7 @@
 import { linkedProvidersSection, type ProviderLink } from './upstream-pages.js';
 import type { BrowserSignIn } from '../store/browser-sessions.js';
 import type { Consent } from '../store/consents.js';
-import { FACTOR_KINDS } from '../factor-kinds.js';
+import { appOf, FACTOR_KINDS, OFFERED_APP_KINDS } from '../factor-kinds.js';
 import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
 import { chosen, html, type Html } from './html.js';
@@ -84,7 +84,8 @@ export function confirmNotice(say: Say, returnTo: string): Html {
 }
 
 function factorsSection(say: Say, p: AccountPage): Html {
-  const totp = p.factors.some((f) => f.kind === FACTOR_KINDS.totp.kind);
+  // An app of each kind the person holds none of may be set up (api/factor-kinds.ts `app`), the first the main one.
+  const apps = OFFERED_APP_KINDS.filter((kind) => !p.factors.some((f) => f.kind === kind));
   // Codes by email go to a proven address, from a box that offers them (api/people/ways/email-code.ts).
   const email = p.factors.some((f) => f.kind === FACTOR_KINDS.email.kind) || !p.emailVerified || !p.emailCodes;
   return html`<h2>${say('account.factors')}</h2>
@@ -101,7 +102,13 @@ ${p.factors.map(
 </tbody></table>`
     : html`<p>${say('account.noFactor')}</p>`
 }
-${p.recent && !totp && html`<form method="post" action="/auth/account/totp">${hidden({ csrf: p.csrf })}<button type="submit">${say('account.setUpApp')}</button></form>`}
+${
+  p.recent &&
+  apps.map(
+    (kind, i) =>
+      html`<form method="post" action="/auth/account/${appOf(kind).path}">${hidden({ csrf: p.csrf })}<button type="submit"${i ? html` class="secondary"` : ''}>${say(appOf(kind).words.setUp)}</button></form>`,
+  )
+}
 ${p.recent && !email && html`<form method="post" action="/auth/account/email-codes">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">${say('account.setUpEmail')}</button></form>`}
 <p><a href="/auth/account/passkeys">${say('passkeys.title')}</a></p>
 <h3>${say('account.recoveryCodes')}</h3>

@@ -4,6 +4,7 @@
 import { html, Html } from './html.js';
 import { field, hidden, page, passkeyButton, type Page } from './frame.js';
 import { textOf, type Say, type Text } from './language.js';
+import { appOf, type AppFactorKind } from '../factor-kinds.js';
 
 /** Where a step's page goes on to: carried by its forms. */
 export interface StepFields {
@@ -28,7 +29,8 @@ export function signInAgainPage(box: string, returnTo: string): Page {
 
 export interface SecondFactorPage extends StepFields {
   box: string;
-  totp: boolean;
+  /** The kinds of app the person holds (api/factor-kinds.ts `app`): a form each, with its field and words. */
+  apps: readonly AppFactorKind[];
   passkeys: boolean;
   recoveryCodes: boolean;
   /** The person holds a factor (api/factor-kinds.ts): the recovery codes, their way out, stay folded. */
@@ -87,7 +89,10 @@ ${
 ${passkey(say)}`
     : html`${p.passkeyNext ? html`<p class="notice" role="status">${say('step.passkeyNext')}</p>` : ''}
 ${passkey(say)}
-${p.totp && form(say, 'code', say('step.appCode'), 'one-time-code', say('step.appCodeHint'))}
+${p.apps.map((kind) => {
+  const app = appOf(kind);
+  return form(say, app.field, say(app.words.code), 'one-time-code', say(app.words.hint));
+})}
 ${
   p.email &&
   html`<section id="email-codes"><h2>${say('email.heading')}</h2>
@@ -107,6 +112,10 @@ ${form(say, 'recovery_code', say('step.recoveryCode'), 'off', say('step.recovery
 
 export interface EnrolPage extends StepFields {
   box: string;
+  /** The kind of app being set up (api/factor-kinds.ts `app`): its words, and the field of its code. */
+  app: AppFactorKind;
+  /** The other kinds of app that may be set up instead: a button each (posting `setup=<kind>` to `action`). */
+  otherApps?: readonly AppFactorKind[];
   /** Where the confirming code is posted. */
   action: string;
   /** The QR code of the otpauth:// URI, as inline SVG (no image source for the CSP to allow). */
@@ -123,7 +132,14 @@ export interface EnrolPage extends StepFields {
 
 const addPasskey = (say: Say): Html => passkeyButton(say, 'add-passkey', say('passkeys.add'), 'register');
 
+/** A button that sets up an app of another kind instead, posted to `action`. */
+const setUpOther = (say: Say, s: StepFields, action: string, kind: AppFactorKind): Html => html`<form method="post" action="${action}">
+${stepHidden(s)}
+<button type="submit" name="setup" value="${kind}" class="secondary">${say(appOf(kind).words.setUp)}</button>
+</form>`;
+
 export function enrolPage(p: EnrolPage): Page {
+  const app = appOf(p.app);
   return page((say) => ({
     title: say('enrol.title'),
     box: p.box,
@@ -133,16 +149,17 @@ ${alert(say, p.error)}
 <p>${say('enrol.passkeyOnly')}</p>
 ${stepHidden(p)}
 ${addPasskey(say)}`
-      : html`<h1>${say('enrol.appHeading')}</h1>
+      : html`<h1>${say(app.words.heading)}</h1>
 ${alert(say, p.error)}
-<p>${say('enrol.scan')}</p>
+<p>${say(app.words.scan)}</p>
 <figure class="qr" role="img" aria-label="${say('enrol.qrLabel')}">${new Html(p.qrSvg)}</figure>
 <p>${say('enrol.key', { key: html`<code id="totp-secret">${p.secret}</code>` })}</p>
 <form method="post" action="${p.action}">
 ${stepHidden(p)}
-${field('code', say('enrol.code'), 'text', '', {}, 'one-time-code')}
+${field(app.field, say('enrol.code'), 'text', '', {}, 'one-time-code')}
 <button type="submit">${say('confirm.submit')}</button>
 </form>
+${(p.otherApps ?? []).map((kind) => setUpOther(say, p, p.action, kind))}
 ${
   p.offerPasskey
     ? html`<p>${say('enrol.orPasskey')}</p>

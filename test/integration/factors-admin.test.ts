@@ -7,7 +7,7 @@ import { createPool, withTransaction, type Pool } from '../../api/db/pool.js';
 import { randomBytes } from 'node:crypto';
 import { tokenHash } from '../../api/credentials/tokens.js';
 import { createBrowserSession } from '../../api/store/browser-sessions.js';
-import { addPasskey, acceptTotpStep, replaceRecoveryCodes, startFactor } from '../../api/store/factors.js';
+import { addPasskey, acceptCodeStep, replaceRecoveryCodes, startFactor } from '../../api/store/factors.js';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { authorizePath, grantThrough, signedInAt, type SignedIn } from '../support/signed-in.js';
@@ -61,7 +61,7 @@ describe('administrators and second factors', function () {
     const totp = await withTransaction(pool, (tx) =>
       startFactor(tx, userId, 'phone', { kind: 'totp', sealedSecret: Buffer.from('sealed-secret-bytes') }),
     );
-    expect(await acceptTotpStep(pool, totp, 1, true)).to.equal(true);
+    expect(await acceptCodeStep(pool, totp, 1, true)).to.equal(true);
     await withTransaction(pool, (tx) => replaceRecoveryCodes(tx, userId, [Buffer.alloc(32, 1), Buffer.alloc(32, 2)]));
   }
 

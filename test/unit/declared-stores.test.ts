@@ -15,7 +15,7 @@ const FLOWS = [
   'api/oauth/authorization-response.ts',
   'api/people/ways/password.ts',
   'api/people/ways/passkey.ts',
-  'api/people/ways/totp.ts',
+  'api/people/ways/app-codes.ts',
   'api/people/ways/email-code.ts',
   'api/people/ways/enrolment.ts',
   'api/people/ways/recovery-code.ts',

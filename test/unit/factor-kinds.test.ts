@@ -3,6 +3,7 @@
 // audit's and the Shared Signals' pages — names exactly its kinds.
 import { expect } from 'chai';
 import fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import {
   FACTOR_KIND_NAMES,
   FACTOR_KINDS,
@@ -29,7 +30,7 @@ describe('factor kinds', () => {
     expect(hasFactor({ ...none, passkey: 0, totp: 1 })).to.equal(true);
     expect(hasFactor({ ...none, passkey: 1, totp: 0 })).to.equal(true);
     expect(hasFactor({ ...none, email: 1 })).to.equal(true);
-    expect(factorCount({ passkey: 1, totp: 1, email: 1 })).to.equal(3);
+    expect(factorCount({ ...none, passkey: 1, totp: 1, email: 1 })).to.equal(3);
   });
 
   it('names each kind by its key, and labels it in every language', () => {
@@ -46,18 +47,33 @@ describe('factor kinds', () => {
     expect(factors.properties.factors.items.properties.kind.enum).to.deep.equal(FACTOR_KIND_NAMES);
   });
 
-  it("is the audit page's list of a factor event's kinds", () => {
+  it("is the audit page's list of a factor event's kinds: the generated page of kinds, with every kind and the recovery codes", () => {
     const row = read('docs/operations/audit.md')
       .split('\n')
       .find((line) => line.startsWith('| `factor` |'));
-    const listed = /`kind` \(([^)]*)/.exec(row ?? '')?.[1];
-    expect(listed?.match(/`[^`]+`/g)).to.deep.equal([...FACTOR_KIND_NAMES, RECOVERY_CODES.kind].map((k) => `\`${k}\``));
+    expect(row).to.include('[the kinds of second factor](../reference/factor-kinds.md)');
+    const listed = read('docs/reference/factor-kinds.md')
+      .split('\n')
+      .flatMap((line) => /^\| `([^`]+)` \|/.exec(line)?.slice(1) ?? [])
+      .slice(1); // the header's `kind`
+    expect(listed).to.deep.equal([...FACTOR_KIND_NAMES, RECOVERY_CODES.kind]);
   });
 
-  it("is the Shared Signals page's list of credential types", () => {
+  it("is the Shared Signals page's list of credential types: the generated page of kinds", () => {
     const row = read('docs/guides/sign-out-everywhere.md')
       .split('\n')
       .find((line) => line.startsWith('| CAEP `credential-change` |'));
-    for (const kind of [...FACTOR_KIND_NAMES, RECOVERY_CODES.kind] as const) expect(row, kind).to.include(`(\`${ssfCredentialOf(kind)}\``);
+    expect(row).to.include('(../reference/factor-kinds.md)');
+    const page = read('docs/reference/factor-kinds.md');
+    for (const kind of [...FACTOR_KIND_NAMES, RECOVERY_CODES.kind] as const)
+      expect(page, kind).to.match(new RegExp(`^\\| \`${kind}\` \\|.*\\| \`${ssfCredentialOf(kind)}\` \\|`, 'm'));
+  });
+
+  it('is what `make generate` gathers from the ways (api/factor-kinds-declared.ts is not stale)', async () => {
+    const { declaredKindsFile, DECLARED } = (await import(pathToFileURL(projectPath('scripts', 'write-factor-kinds.mjs')).href)) as {
+      declaredKindsFile(root: string): Promise<string>;
+      DECLARED: string;
+    };
+    expect(read(DECLARED), 'stale: run make generate').to.equal(await declaredKindsFile(projectPath()));
   });
 });

@@ -1,13 +1,15 @@
 // The pages of a person's second factors (docs/guides/second-factors.md): the sign-in's second
 // step (/auth/sign-in/second-factor), enrolment when a sign-in needs a factor the person lacks
 // (/auth/sign-in/enrol, then /auth/sign-in/continue), and the factors on the person's own page
-// (/auth/account). What a code proves and what it changes is api/people/ways/'s (totp.ts,
-// email-code.ts, recovery-code.ts); where a sign-in goes on, api/people/steps.ts's. This door reads the forms and
-// the browser's cookies, and answers with pages.
+// (/auth/account). What a code proves and what it changes is api/people/ways/'s (app-codes.ts for
+// every kind of app, email-code.ts, recovery-code.ts); where a sign-in goes on, api/people/steps.ts's.
+// This door reads the forms and the browser's cookies, and answers with pages. The kinds of app
+// are the registry's (api/factor-kinds.ts `app`): each one's form field, words and account page
+// path are read from there, none named here.
 import { offersSignInCodes } from '../../config.js';
 import type { Request, Response, Router } from 'express';
 import { ACR_PASSKEY } from '../../credentials/acr.js';
-import { hasFactor } from '../../factor-kinds.js';
+import { APP_FACTOR_KINDS, appKindOfForm, appOf, hasFactor, OFFERED_APP_KINDS, type AppFactorKind } from '../../factor-kinds.js';
 import { CODES_MADE_PER_WINDOW, minutesUntil, secondsUntil, type Attempts, type Refusal } from '../../people/attempts.js';
 import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
@@ -23,7 +25,7 @@ import {
   type CodeFor,
 } from '../../people/ways/email-code.js';
 import { giveRecoveryCode, newCodesOnAccount } from '../../people/ways/recovery-code.js';
-import { addAppOnAccount, enrolAppInStep, giveCode, startApp } from '../../people/ways/totp.js';
+import { addAppOnAccount, enrolAppInStep, giveAppCode, startApp } from '../../people/ways/app-codes.js';
 import type { Answer, CodeOf } from '../../people/ways/way.js';
 import type { SignInStep } from '../../store/factors.js';
 import type { UserRow } from '../../store/users.js';
@@ -101,7 +103,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
       secondFactorPage({
         box,
         ...fields(req, res, target),
-        totp: factors.totp > 0,
+        apps: APP_FACTOR_KINDS.filter((kind) => factors[kind] > 0),
         passkeys: factors.passkey > 0,
         recoveryCodes: factors.recoveryCodes > 0,
         hasFactor: hasFactor(factors),
@@ -140,7 +142,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!found) return signInAgain(res, target);
     const { step, user } = found;
     const again = (status: number, error: Text) => secondFactor(req, res, step, target, status, error);
-    const code = text(body.code);
+    const app = appKindOfForm(body);
     const recovery = text(body.recovery_code);
     const emailCode = text(body.email_code);
     // A passkey is asked: a person who has one gives it; one who has none gives their code, then adds one (an enrolment).
@@ -162,8 +164,11 @@ export function factorRouter(svc: FactorRouterServices): Router {
     };
     const given = { from: browserFacts(svc, req), of: codeOf(req, user), step: stepToken(svc, req) };
     if (emailCode) return onward(await giveEmailCode(svc, given.from, given.of, given.step, emailCode, target), words('email.wrongCode'));
-    if (!code && !recovery) return again(400, words('step.typeCode'));
-    if (code) return onward(await giveCode(svc, given.from, given.of, given.step, code, target), words('step.wrongCode'));
+    if (!app && !recovery) return again(400, words('step.typeCode'));
+    if (app) {
+      const code = text(body[appOf(app).field]);
+      return onward(await giveAppCode(svc, app, given.from, given.of, given.step, code, target), words('step.wrongCode'));
+    }
 
     // A recovery code: a way back in (api/people/ways/recovery-code.ts).
     const answer = await giveRecoveryCode(svc, codeOf(req, user), stepToken(svc, req), step, recovery);
@@ -176,9 +181,18 @@ export function factorRouter(svc: FactorRouterServices): Router {
 
   // --- enrolment
 
-  /** A new app, pending until a code confirms it: its page (QR code, key, a code field). */
-  async function newAppPage(req: Request, res: Response, user: UserRow, target: StepTarget, action: string, status = 200, error?: Text) {
-    const app = await startApp(svc, user);
+  /** A new app of `kind`, pending until a code confirms it: its page (QR code, key, a code field). */
+  async function newAppPage(
+    req: Request,
+    res: Response,
+    kind: AppFactorKind,
+    user: UserRow,
+    target: StepTarget,
+    action: string,
+    status = 200,
+    error?: Text,
+  ) {
+    const app = await startApp(svc, kind, user);
     const QRCode = (await import('qrcode')).default; // at the first enrolment: not every box's start pays for it
     const qrSvg = await QRCode.toString(app.uri, { type: 'svg', margin: 2, width: 220 });
     renderPage(
@@ -187,11 +201,14 @@ export function factorRouter(svc: FactorRouterServices): Router {
       enrolPage({
         box,
         ...fields(req, res, target),
+        app: kind,
         action,
         qrSvg,
         secret: app.secret,
         passkeyOnly: false,
-        // In a sign-in's enrolment a passkey may be added instead (the account has its passkeys page), or codes by email.
+        // In a sign-in's enrolment another kind of app, or a passkey may be added instead (the account has
+        // its own buttons and its passkeys page), or codes by email.
+        ...(target !== ACCOUNT ? { otherApps: OFFERED_APP_KINDS.filter((other) => other !== kind) } : {}),
         offerPasskey: target !== ACCOUNT,
         ...(target !== ACCOUNT && maySetUpEmailCodes(svc, user) ? { offerEmail: user.email } : {}),
         ...(error ? { error } : {}),
@@ -220,7 +237,16 @@ export function factorRouter(svc: FactorRouterServices): Router {
     renderPage(
       res,
       status,
-      enrolPage({ box, ...fields(req, res, target), action: '', qrSvg: '', secret: '', passkeyOnly: true, ...(error ? { error } : {}) }),
+      enrolPage({
+        box,
+        ...fields(req, res, target),
+        app: OFFERED_APP_KINDS[0]!,
+        action: '',
+        qrSvg: '',
+        secret: '',
+        passkeyOnly: true,
+        ...(error ? { error } : {}),
+      }),
       {},
       { script: true },
     );
@@ -230,7 +256,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const enrolling = await enrollingStep(req, target);
     if (!enrolling) return signInAgain(res, target);
     if (target.acr === ACR_PASSKEY) return passkeyEnrolPage(req, res, target);
-    await newAppPage(req, res, enrolling.user, target, '/auth/sign-in/enrol');
+    await newAppPage(req, res, OFFERED_APP_KINDS[0]!, enrolling.user, target, '/auth/sign-in/enrol');
   });
 
   router.post(browserPage('/auth/sign-in/enrol'), ...pageForm, async (req, res) => {
@@ -245,8 +271,12 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // Codes by email instead of an app: a code mailed, then typed.
     const action = '/auth/sign-in/enrol';
     const inStep: CodeFor = { step: stepToken(svc, req) };
+    // Another kind of app asked for instead (its button on the enrolment page): a new one of that kind.
+    const setup = OFFERED_APP_KINDS.find((offered) => offered === body.setup);
+    if (setup) return newAppPage(req, res, setup, user, target, action);
+    const kind = appKindOfForm(body) ?? OFFERED_APP_KINDS[0]!;
     if (body.send === 'email' || text(body.email_code)) {
-      if (!maySetUpEmailCodes(svc, user)) return newAppPage(req, res, user, target, action, 400);
+      if (!maySetUpEmailCodes(svc, user)) return newAppPage(req, res, kind, user, target, action, 400);
       if (body.send === 'email') {
         const sent = await startEmailCodes(svc, codeOf(req, user), inStep, pageLanguage(req));
         if (sent === 'none') return signInAgain(res, target);
@@ -265,9 +295,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
         recoveryCodesPage({ box, ...fields(req, res, target), codes, action: '/auth/sign-in/continue', post: true }),
       );
     }
-    const answer = await enrolAppInStep(svc, codeOf(req, user), stepToken(svc, req), text(body.code));
-    if ('throttled' in answer) return newAppPage(req, res, user, target, '/auth/sign-in/enrol', 429, tooManyCodes(answer.throttled));
-    if ('refused' in answer) return newAppPage(req, res, user, target, '/auth/sign-in/enrol', 401, words('enrol.wrongCode'));
+    const answer = await enrolAppInStep(svc, kind, codeOf(req, user), stepToken(svc, req), text(body[appOf(kind).field]));
+    if ('throttled' in answer) return newAppPage(req, res, kind, user, target, action, 429, tooManyCodes(answer.throttled));
+    if ('refused' in answer) return newAppPage(req, res, kind, user, target, action, 401, words('enrol.wrongCode'));
     if ('unchecked' in answer) return signInAgain(res, target);
     const added = answer.proven;
     if (added === 'ended') return signInAgain(res, target);
@@ -297,31 +327,37 @@ export function factorRouter(svc: FactorRouterServices): Router {
   /** What a change posted from a browser signed out meanwhile gets: the sign-in page, back to the account. */
   const toSignIn = (res: Response): void => res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT.returnTo)}`);
 
-  router.post(browserPage('/auth/account/totp'), ...pageForm, async (req, res) => {
-    const person = await change(req, res);
-    if (!person) return;
-    const { user } = person;
-    if ((await factorsOf(svc, user.id)).factors.totp) return account(req, res, person, 409, { error: words('account.appAlready') });
-    await newAppPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm');
-  });
+  // An app of each kind (api/factor-kinds.ts `app`) set up on the person's own page: its key, then its first code.
+  for (const kind of OFFERED_APP_KINDS) {
+    const { path, field, words: said } = appOf(kind);
+    const confirmAt = `/auth/account/${path}/confirm`;
+    router.post(browserPage(`/auth/account/${path}`), ...pageForm, async (req, res) => {
+      const person = await change(req, res);
+      if (!person) return;
+      const { user } = person;
+      if ((await factorsOf(svc, user.id)).factors[kind]) return account(req, res, person, 409, { error: words(said.already) });
+      await newAppPage(req, res, kind, user, ACCOUNT, confirmAt);
+    });
 
-  router.post(browserPage('/auth/account/totp/confirm'), ...pageForm, async (req, res) => {
-    const person = await change(req, res);
-    if (!person) return;
-    const { user } = person;
-    const retry = (status: number, error: Text) => newAppPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm', status, error);
-    const answer = await addAppOnAccount(svc, browserFacts(svc, req), person, text((req.body as Body).code), svc.addressOf(req));
-    const wrong = words('enrol.wrongCode');
-    if ('throttled' in answer) return retry(429, tooManyCodes(answer.throttled));
-    if ('unchecked' in answer) return toSignIn(res);
-    if ('refused' in answer) return retry(401, wrong);
-    const added = answer.proven;
-    if (added === 'ended') return toSignIn(res);
-    if (added === 'taken') return retry(401, wrong);
-    handOver(svc, res, { session: added.token });
-    const codes = added.codes;
-    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
-  });
+    router.post(browserPage(confirmAt), ...pageForm, async (req, res) => {
+      const person = await change(req, res);
+      if (!person) return;
+      const { user } = person;
+      const retry = (status: number, error: Text) => newAppPage(req, res, kind, user, ACCOUNT, confirmAt, status, error);
+      const typed = text((req.body as Body)[field]);
+      const answer = await addAppOnAccount(svc, kind, browserFacts(svc, req), person, typed, svc.addressOf(req));
+      const wrong = words('enrol.wrongCode');
+      if ('throttled' in answer) return retry(429, tooManyCodes(answer.throttled));
+      if ('unchecked' in answer) return toSignIn(res);
+      if ('refused' in answer) return retry(401, wrong);
+      const added = answer.proven;
+      if (added === 'ended') return toSignIn(res);
+      if (added === 'taken') return retry(401, wrong);
+      handOver(svc, res, { session: added.token });
+      const codes = added.codes;
+      renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
+    });
+  }
 
   // Codes by email set up on the person's own page: "send" (the button, or "send another") mails a
   // code for this browser; the code typed confirms them.

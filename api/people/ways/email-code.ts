@@ -14,6 +14,7 @@ import { withFactor } from '../../credentials/acr.js';
 import { emailCodeHash, emailCodeTyped } from '../../credentials/email-codes.js';
 import { offersSignInCodes, type Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
+import type { FactorKindSpec } from '../../factor-kinds.js';
 import { enqueueMail, type SignInCodeDetail } from '../../mail/kinds.js';
 import { findFactor, startFactor, takeEmailCode, type EmailFactor } from '../../store/factors.js';
 import { holdPerson } from '../../store/users.js';
@@ -22,6 +23,19 @@ import type { BrowserFacts, SignedInPerson } from '../browsers.js';
 import { completeStep, type StepServices, type StepTarget, type WentOn } from '../steps.js';
 import { enrolInStep, enrolOnAccount, type Confirming, type PendingCheck } from './enrolment.js';
 import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
+
+/**
+ * Codes by email as a kind of factor (api/factor-kinds.ts; `make generate` copies it there): RFC
+ * 8176 `otp` when given, as an app's code. NIST SP 800-63B §5.1.3.1 does not count email as an
+ * out-of-band authenticator (docs/guides/second-factors.md says what it protects).
+ */
+export const FACTOR_KIND = {
+  kind: 'email',
+  position: 30,
+  label: 'factor.emailKind',
+  mailWord: 'factor.emailInMail',
+  ssfCredential: 'email-code',
+} as const satisfies FactorKindSpec;
 
 /** Everything a code by email does to the database itself (what it completes is ../steps.ts's, what codes set up bring ./enrolment.ts's). */
 export interface EmailCodeStore {

@@ -1,4 +1,4 @@
-// A factor set up by a code the person types (an app's, ./totp.ts; a mailed one, ./email-code.ts),
+// A factor set up by a code the person types (an app's, ./app-codes.ts; a mailed one, ./email-code.ts),
 // once its code is known right: confirmed in the transaction of what it is set up for, under the
 // person's row, with what every new factor brings there — the person owes no enrolment any more, is
 // mailed, the `factor` event is written (and with it the Shared Signals' event), and ten recovery

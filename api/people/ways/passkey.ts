@@ -8,6 +8,7 @@
 import { withFactor } from '../../credentials/acr.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
+import type { FactorKindSpec } from '../../factor-kinds.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import {
   addPasskey,
@@ -46,6 +47,15 @@ import {
   relyingParty,
   userHandle,
 } from './webauthn.js';
+
+/** A passkey as a kind of factor (api/factor-kinds.ts; `make generate` copies it there). */
+export const FACTOR_KIND = {
+  kind: 'passkey',
+  position: 10,
+  label: 'factor.passkeyKind',
+  mailWord: 'factor.passkeyInMail',
+  ssfCredential: 'fido2-platform',
+} as const satisfies FactorKindSpec;
 
 /**
  * Everything a passkey does to the database itself (what it completes or strengthens is ../steps.ts's

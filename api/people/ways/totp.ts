@@ -1,118 +1,27 @@
-// An authenticator app's code (TOTP, RFC 6238; the codes' arithmetic is ./totp-codes.ts): the
-// second factor of a sign-in, and the proof that an app being set up reads the key — in a
-// sign-in's enrolment, or on the person's own page. A code is counted before it is checked, per
-// account and per address, as a password is (./way.ts), and accepted once for its time step, by
-// one UPDATE, across every process (RFC 6238 §5.2). An app is written in the transaction of what
-// it is set up for (the step it completes, the browser session it strengthens), under the
-// person's row, with its audit events (./enrolment.ts): a reset, a password change or a sign-out
-// that ended that first leaves no app added, and no event of one.
-import { withFactor } from '../../credentials/acr.js';
-import { seal, unseal } from '../../credentials/sealing.js';
-import type { Config } from '../../config.js';
-import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
-import { acceptTotpStep, findFactor, startFactor, type Totp } from '../../store/factors.js';
-import type { BrowserFacts, SignedInPerson } from '../browsers.js';
-import { completeStep, type StepServices, type StepTarget, type WentOn } from '../steps.js';
-import { enrolInStep, enrolOnAccount, type Confirming, type PendingCheck } from './enrolment.js';
-import { matchingStep, newTotpSecret, secretText, totpUri } from './totp-codes.js';
-import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
+// An authenticator app's codes by the clock (TOTP, RFC 6238): a kind of second factor, every part
+// of it said here — what ./app-codes.ts checks and sets up, the pages show and the mails say is
+// drawn from this declaration (api/factor-kinds.ts; `make generate` copies it there).
+import type { FactorKindSpec } from '../../factor-kinds.js';
 
-/**
- * Everything an app's code does to the database itself (what it completes or strengthens is
- * ../steps.ts's and ../browsers.ts's, what an app set up brings ./enrolment.ts's).
- */
-export interface TotpStore {
-  /** The person's app: the confirmed one, or (`pending`) the one being set up. */
-  findFactor(db: Queryable, userId: number, kind: 'totp', which?: 'confirmed' | 'pending'): Promise<Totp | undefined>;
-  /** A code taken for its time step, once (one UPDATE); `confirm` confirms an app being set up with it. */
-  acceptTotpStep(db: Queryable, id: number, step: number, confirm?: boolean): Promise<boolean>;
-  /** An app being set up: pending, its secret sealed; an earlier pending one is replaced. */
-  startFactor(tx: Transaction, userId: number, name: string, start: { kind: 'totp'; sealedSecret: Buffer }): Promise<number>;
-  /** A transaction of its own (an app being set up replaces the one before). */
-  withTransaction: typeof withTransaction;
-}
-
-const store: TotpStore = { findFactor, acceptTotpStep, startFactor, withTransaction };
-
-/** What the app's code uses of the process's services. */
-export type TotpServices = WayServices & StepServices & { factorKey: Buffer; pool: Pool; config: Pick<Config, 'smtp' | 'box'> };
-
-const NAME = 'Authenticator app';
-const PURPOSE = 'totp';
-
-/** The time step `code` is a right code of for `totp` and was not taken at yet; undefined when it is wrong. */
-function codeStep(svc: Pick<TotpServices, 'factorKey'>, totp: Pick<Totp, 'sealedSecret' | 'lastStep'>, code: string): number | undefined {
-  return matchingStep(unseal(svc.factorKey, PURPOSE, totp.sealedSecret), code, Date.now(), totp.lastStep);
-}
-
-/** How a code of a sign-in is counted and recorded (./way.ts). */
-const asSecondFactor = (of: CodeOf) => ({ address: of.address, account: of.user.email, counts: false, locked: 'second factor' });
-
-/** The app's code as the second factor of the step of `stepToken`: the way on, or `ended` (the step is gone). */
-export async function giveCode(
-  svc: TotpServices,
-  from: BrowserFacts,
-  of: CodeOf,
-  stepToken: string | undefined,
-  code: string,
-  target: StepTarget,
-): Promise<Answer<WentOn | 'ended'>> {
-  return signInThrough<WentOn | 'ended'>(svc, { ...asSecondFactor(of), success: 'totp' }, async () => {
-    const totp = await store.findFactor(svc.pool, of.user.id, 'totp');
-    const step = totp && codeStep(svc, totp, code);
-    // One UPDATE: of two requests with one code, one wins.
-    if (!totp || step === undefined || !(await store.acceptTotpStep(svc.pool, totp.id, step)))
-      return { refused: 'wrong code', said: 'wrong code', user: of.user.id };
-    const went = await completeStep(svc, from, stepToken, (s) => ({ amr: withFactor(s.amr, ['otp']), factor: 'given' }), target);
-    return { proven: went ?? 'ended', user: of.user.id };
-  });
-}
-
-/** An app being set up: its key, as the person types it into the app, and the otpauth:// URI its QR code carries. */
-export interface NewApp {
-  secret: string;
-  uri: string;
-}
-
-/** Starts setting up an app for `user`: a pending one (unconfirmed until its first code), replacing an earlier pending one. */
-export async function startApp(
-  svc: Pick<TotpServices, 'pool' | 'factorKey' | 'config'>,
-  user: { id: number; email: string },
-): Promise<NewApp> {
-  const secret = newTotpSecret();
-  await store.withTransaction(svc.pool, (tx) =>
-    store.startFactor(tx, user.id, NAME, { kind: 'totp', sealedSecret: seal(svc.factorKey, PURPOSE, secret) }),
-  );
-  return { secret: secretText(secret), uri: totpUri(secret, svc.config.box, user.email) };
-}
-
-/** A right code of the person's pending app: which one, and the time step it is of (written only with what it is set up for). */
-async function pendingCode(svc: TotpServices, userId: number, code: string): Promise<Confirming | undefined> {
-  const pending = await store.findFactor(svc.pool, userId, 'totp', 'pending');
-  const step = pending && codeStep(svc, pending, code);
-  if (!pending || step === undefined) return undefined;
-  // Confirmed by its code, in the transaction of what it is set up for; false when the code was taken meanwhile.
-  return { kind: 'totp', id: pending.id, confirm: (tx) => store.acceptTotpStep(tx, pending.id, step, true) };
-}
-
-/** The code of the app being set up, as ./enrolment.ts checks it. */
-const pendingApp = (svc: TotpServices, userId: number, code: string): PendingCheck => ({
-  check: () => pendingCode(svc, userId, code),
-  reason: 'wrong enrolment code',
-});
-
-/**
- * The code of the app set up in the enrolment of the step of `stepToken` (./enrolment.ts: the step
- * used up, a new one holding the app, the recovery codes made). `ended`: the step is gone (a reset
- * that came first took it), and no app is added.
- */
-export const enrolAppInStep = (svc: TotpServices, of: CodeOf, stepToken: string | undefined, code: string) =>
-  enrolInStep(svc, of, stepToken, pendingApp(svc, of.user.id, code));
-
-/**
- * The code of the app set up on the person's own page, confirmed with the session it strengthens
- * (./enrolment.ts). `ended`: the session ended meanwhile, and takes the app with it; `taken`: the
- * code was used meanwhile.
- */
-export const addAppOnAccount = (svc: TotpServices, from: BrowserFacts, person: SignedInPerson, code: string, address: string) =>
-  enrolOnAccount(svc, from, person, address, pendingApp(svc, person.user.id, code));
+/** TOTP: HMAC-SHA1, six digits, a 30-second step (docs/guides/second-factors.md). */
+export const FACTOR_KIND = {
+  kind: 'totp',
+  position: 20,
+  label: 'factor.appKind',
+  mailWord: 'factor.appInMail',
+  ssfCredential: 'app',
+  app: {
+    moving: { period: 30 },
+    name: 'Authenticator app',
+    path: 'totp',
+    field: 'code',
+    words: {
+      code: 'step.appCode',
+      hint: 'step.appCodeHint',
+      heading: 'enrol.appHeading',
+      scan: 'enrol.scan',
+      setUp: 'account.setUpApp',
+      already: 'account.appAlready',
+    },
+  },
+} as const satisfies FactorKindSpec;

@@ -1,6 +1,6 @@
 // The contract every way in keeps (docs/security.md#what-a-sign-in-proves): a way is how a person
 // proves who they are — a password (./password.ts), a passkey (./passkey.ts), an authenticator
-// app's code (./totp.ts), a recovery code (./recovery-code.ts), an upstream provider's answer
+// app's code (./app-codes.ts), a recovery code (./recovery-code.ts), an upstream provider's answer
 // (./upstream.ts). Each says what it checks and what it proved: `{proven}` (whose sign-in, what
 // RFC 8176 amr) or `{refused}` (why, for the audit, and what the person is told), or that it did
 // not check at all (the box was busy, or the form belongs to a directory). signInThrough does for

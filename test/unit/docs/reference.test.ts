@@ -3,13 +3,21 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES } from '../../../api/config-reference.js';
-import { configurationPage, GENERATED_SECTIONS, REFERENCE_PAGES, resourcesPage, withSection } from '../../../api/docs/reference.js';
+import {
+  configurationPage,
+  factorKindsPage,
+  GENERATED_SECTIONS,
+  REFERENCE_PAGES,
+  resourcesPage,
+  withSection,
+} from '../../../api/docs/reference.js';
 import { generatedCrds } from '../../../api/schema/crd-enums.js';
 import { projectPath } from '../../../api/paths.js';
 import { DEFAULT_BOX_IMAGE } from '../../../operator/config.js';
 
 describe('generated reference pages', function () {
-  it('docs/reference/configuration.md and resources.md are what `make docs` writes today', function () {
+  it('docs/reference/configuration.md, resources.md and factor-kinds.md are what `make docs` writes today', function () {
+    expect(fs.readFileSync(REFERENCE_PAGES.factorKinds, 'utf8'), 'stale: run make docs').to.equal(factorKindsPage());
     expect(fs.readFileSync(REFERENCE_PAGES.configuration, 'utf8'), 'stale: run make docs').to.equal(configurationPage());
     expect(fs.readFileSync(REFERENCE_PAGES.resources, 'utf8'), 'stale: run make docs').to.equal(resourcesPage());
   });

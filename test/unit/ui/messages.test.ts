@@ -2,6 +2,7 @@
 // by Accept-Language, and written right to left where a language is.
 import { expect } from 'chai';
 import fs from 'node:fs';
+import { APP_FACTOR_KINDS } from '../../../api/factor-kinds.js';
 import { MAIL_LANGUAGES, mailLanguageProblems } from '../../../api/mail/templates.js';
 import { PLAIN_LOOK } from '../../../api/ui/frame.js';
 import { catalogueProblems, LANGUAGES, pickLanguage, sayer, shown, words, type Language, type Text } from '../../../api/ui/language.js';
@@ -112,7 +113,7 @@ describe('the words of a German page', function () {
     inGerman(
       secondFactorPage({
         ...step,
-        totp: true,
+        apps: APP_FACTOR_KINDS,
         passkeys: false,
         recoveryCodes: true,
         hasFactor: true,
