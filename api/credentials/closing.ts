@@ -13,7 +13,7 @@ import { deleteBrowserSessionsOfUser, holdBrowserSession } from '../store/browse
 import { deletePendingCodes } from '../store/authorization-codes.js';
 import { clients } from '../store/clients.js';
 import { deletePendingDeviceCodes } from '../store/device-codes.js';
-import { deleteSignInStepsOfUser } from '../store/factors.js';
+import { deleteSignInStepsOfUser } from '../store/sign-in-steps.js';
 import { deleteLinksOfUser } from '../store/account-links.js';
 import { lockUser } from '../store/users.js';
 import type { Stored } from '../store/resources.js';

@@ -11,7 +11,8 @@
 import { EMAIL_CODE_MINUTES, emailCodeHash, firstStepCodeHash, newEmailCode } from '../credentials/email-codes.js';
 import type { Queryable } from '../db/pool.js';
 import { sameAddress } from '../input.js';
-import { putEmailCode, putFirstStepCode } from '../store/factors.js';
+import { putEmailCode } from '../store/factors.js';
+import { putFirstStepCode } from '../store/first-step-codes.js';
 import { LINK_MINUTES, type LinkPurpose } from '../store/account-links.js';
 import { enqueueMail as enqueueOutboxMail, type ClaimedMail, type MailRequest } from '../store/mail-outbox.js';
 import { findUserByEmail, getUser, type UserRow } from '../store/users.js';

@@ -26,16 +26,9 @@ import { deleteIdentitiesOf } from '../store/identity-providers.js';
 import { enqueueMail } from '../mail/kinds.js';
 import { isPersonsOpenGrant, type SessionRow } from '../store/sessions.js';
 import type { PrincipalUser } from '../types.js';
-import {
-  deleteSignInStepsReplacing,
-  factorState,
-  forgetEmailCodes,
-  removeAllFactors,
-  removeFactor,
-  replaceRecoveryCodes,
-  setMustEnrol,
-  type FactorSummary,
-} from '../store/factors.js';
+import { deleteSignInStepsReplacing } from '../store/sign-in-steps.js';
+import { factorState, forgetEmailCodes, removeAllFactors, removeFactor, setMustEnrol, type FactorSummary } from '../store/factors.js';
+import { replaceRecoveryCodes } from '../store/recovery-codes.js';
 import { tellOfFactorChange, tellOfPasswordChange } from './notices.js';
 import {
   addressNeverProven,

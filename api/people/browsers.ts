@@ -25,7 +25,8 @@ import {
   type BrowserSession,
   type NewBrowserSession,
 } from '../store/browser-sessions.js';
-import { deleteSignInStepsReplacing, factorState, takeSignInStep } from '../store/factors.js';
+import { deleteSignInStepsReplacing, takeSignInStep } from '../store/sign-in-steps.js';
+import { factorState } from '../store/factors.js';
 import type { SessionRow } from '../store/sessions.js';
 import { getUser, type UserRow } from '../store/users.js';
 import { nextStep } from './factors.js';

@@ -1,5 +1,5 @@
 // A person's second factors and what their sign-ins hold half made (migrations 019, 034):
-// passkeys, an app's codes (TOTP, and every kind of api/factor-kinds.ts `app`), sign-in codes by email, recovery codes, sign-in steps and WebAuthn challenges.
+// passkeys, an app's codes (TOTP, and every kind of api/factor-kinds.ts `app`) and sign-in codes by email, and what a sign-in needs to know of them.
 // What is decided about them is api/people/'s; this file only reads and writes.
 import type { Queryable, Transaction } from '../db/pool.js';
 import { APP_FACTOR_KINDS, FACTOR_KIND_NAMES, type AppFactorKind, type FactorKind, type HeldFactors } from '../factor-kinds.js';
@@ -287,27 +287,6 @@ export async function takeEmailCode(
   return rowCount === 1;
 }
 
-/** A code by email as the first step of a sign-in (migration 035): the one just mailed to `userId`, replacing the one before. */
-export async function putFirstStepCode(db: Queryable, userId: number, hash: Buffer, expiresAt: Date, codeFor: Buffer): Promise<void> {
-  await db.query(
-    `INSERT INTO first_step_codes (user_id, code_hash, code_for, expires_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (user_id) DO UPDATE SET code_hash = $2, code_for = $3, expires_at = $4`,
-    [userId, hash, codeFor, expiresAt],
-  );
-}
-
-/**
- * Takes `userId`'s first-step code: only the one mailed last, for the browser `codeFor`, unexpired
- * at `now`. One DELETE: of two requests with one code, one wins.
- */
-export async function takeFirstStepCode(db: Queryable, userId: number, hash: Buffer, codeFor: Buffer, now: Date): Promise<boolean> {
-  const { rowCount } = await db.query(
-    'DELETE FROM first_step_codes WHERE user_id = $1 AND code_hash = $2 AND code_for = $3 AND expires_at > $4',
-    [userId, hash, codeFor, now],
-  );
-  return rowCount === 1;
-}
-
 /** Removes one of a person's factors; the removed factor, when it was theirs. */
 export async function removeFactor(db: Queryable, userId: number, id: number): Promise<FactorSummary | undefined> {
   const { rows } = await db.query<DbRow>('DELETE FROM factors WHERE user_id = $1 AND id = $2 RETURNING *', [userId, id]);
@@ -329,31 +308,6 @@ export async function removeAllFactors(db: Queryable, userId: number): Promise<n
  */
 export async function setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<boolean> {
   const { rowCount } = await db.query('UPDATE users SET must_enrol = $2 WHERE id = $1', [userId, must]);
-  return rowCount === 1;
-}
-
-// --- recovery codes
-
-/** Replaces a person's recovery codes with these (their SHA-256). */
-export async function replaceRecoveryCodes(db: Transaction, userId: number, hashes: Buffer[]): Promise<void> {
-  await db.query('DELETE FROM recovery_codes WHERE user_id = $1', [userId]);
-  await db.query('INSERT INTO recovery_codes (user_id, code_hash) SELECT $1, unnest($2::bytea[])', [userId, hashes]);
-}
-
-/** How many of a person's recovery codes are left unused. */
-export async function recoveryCodesLeft(db: Queryable, userId: number): Promise<number> {
-  const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL', [
-    userId,
-  ]);
-  return Number(rows[0]!.n);
-}
-
-/** Uses a recovery code: true for the one caller that marked it used (a code is accepted once, even by requests at once). */
-export async function useRecoveryCode(db: Queryable, userId: number, hash: Buffer): Promise<boolean> {
-  const { rowCount } = await db.query(
-    'UPDATE recovery_codes SET used_at = now() WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL',
-    [userId, hash],
-  );
   return rowCount === 1;
 }
 
@@ -384,141 +338,4 @@ export async function factorState(db: Queryable, userId: number): Promise<Factor
   const held = Object.fromEntries(FACTOR_KIND_NAMES.map((kind) => [kind, Number(r?.held[kind] ?? 0)])) as Record<FactorKind, number>;
   if (!r) return { ...held, recoveryCodes: 0, groupRequires: false, mustEnrol: false };
   return { ...held, recoveryCodes: Number(r.codes), groupRequires: r.group_requires, mustEnrol: r.must_enrol };
-}
-
-// --- sign-in steps (a sign-in half made)
-
-export interface SignInStep {
-  userId: number;
-  amr: string[];
-  /** A step-up: the browser session (sid) it replaces once the missing factor is proven. */
-  replaces: string | null;
-  /** Its factor is proven; only a page is left (the recovery codes of an enrolment): it may go on without another proof. */
-  ready: boolean;
-  /** The IdentityProvider the first factor was proven at; null: the box's own. */
-  provider: string | null;
-  /** When its last proof was given (a step-up's begins as its session's): enrolling in a step-up needs it recent. */
-  proofAt: Date;
-  /** A factor was enrolled in it rather than given: what it signs in did not prove it. */
-  enrolled: boolean;
-  expiresAt: Date;
-}
-
-interface StepRow {
-  user_id: string;
-  amr: string[];
-  replaces: string | null;
-  ready: boolean;
-  provider: string | null;
-  proof_at: Date;
-  enrolled: boolean;
-  expires_at: Date;
-}
-
-// A step of the release before has no proof_at: its creation stands for it.
-const STEP_COLUMNS = 'user_id, amr, replaces, ready, provider, COALESCE(proof_at, created_at) AS proof_at, enrolled, expires_at';
-
-const stepOf = (r: StepRow): SignInStep => ({
-  userId: Number(r.user_id),
-  amr: r.amr,
-  replaces: r.replaces,
-  ready: r.ready,
-  provider: r.provider,
-  proofAt: r.proof_at,
-  enrolled: r.enrolled,
-  expiresAt: r.expires_at,
-});
-
-export async function createSignInStep(db: Queryable, idHash: Buffer, step: SignInStep): Promise<void> {
-  await db.query(
-    `INSERT INTO sign_in_steps (id_hash, user_id, amr, replaces, ready, expires_at, provider, proof_at, enrolled)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [idHash, step.userId, step.amr, step.replaces, step.ready, step.expiresAt, step.provider, step.proofAt, step.enrolled],
-  );
-}
-
-export async function findSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
-  const { rows } = await db.query<StepRow>(`SELECT ${STEP_COLUMNS} FROM sign_in_steps WHERE id_hash = $1 AND expires_at > now()`, [idHash]);
-  return rows[0] && stepOf(rows[0]);
-}
-
-/** Ends a step, returning it when it was still there and valid: of two requests finishing one step, one gets it. */
-export async function takeSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
-  const { rows } = await db.query<StepRow>(`DELETE FROM sign_in_steps WHERE id_hash = $1 RETURNING ${STEP_COLUMNS}`, [idHash]);
-  const r = rows[0];
-  return r && r.expires_at > new Date() ? stepOf(r) : undefined;
-}
-
-export async function deleteSignInStepsOfUser(db: Queryable, userId: number): Promise<void> {
-  await db.query('DELETE FROM sign_in_steps WHERE user_id = $1', [userId]);
-}
-
-/** Ends the step-ups of browser session `sid` (it was signed out). */
-export async function deleteSignInStepsReplacing(db: Queryable, sid: string): Promise<void> {
-  await db.query('DELETE FROM sign_in_steps WHERE replaces = $1', [sid]);
-}
-
-/**
- * Ends the steps of `userId` through `provider`: sign-ins there half done, and step-ups of browsers
- * signed in there, but those of `keep` (a sid). A sign-in's step replaces nothing (NULL).
- */
-export async function deleteSignInStepsThrough(db: Queryable, userId: number, provider: string, keep?: string): Promise<void> {
-  await db.query('DELETE FROM sign_in_steps WHERE user_id = $1 AND provider = $2 AND (replaces IS NULL OR replaces IS DISTINCT FROM $3)', [
-    userId,
-    provider,
-    keep ?? null,
-  ]);
-}
-
-// --- WebAuthn challenges
-
-export interface Challenge {
-  challenge: string;
-  /** SHA-256 of the browser id it was handed to. */
-  browser: Buffer;
-  purpose: 'register' | 'authenticate';
-  userId: number | null;
-  expiresAt: Date;
-}
-
-export async function createChallenge(db: Queryable, c: Challenge): Promise<void> {
-  await db.query('INSERT INTO webauthn_challenges (challenge, browser, purpose, user_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [
-    c.challenge,
-    c.browser,
-    c.purpose,
-    c.userId,
-    c.expiresAt,
-  ]);
-}
-
-/** Uses a challenge: it is deleted, and returned only to the browser it was handed to, for its purpose, before it expired. */
-export async function takeChallenge(
-  db: Queryable,
-  challenge: string,
-  browser: Buffer,
-  purpose: Challenge['purpose'],
-): Promise<Challenge | undefined> {
-  const { rows } = await db.query<{
-    challenge: string;
-    browser: Buffer;
-    purpose: Challenge['purpose'];
-    user_id: string | null;
-    expires_at: Date;
-  }>('DELETE FROM webauthn_challenges WHERE challenge = $1 AND browser = $2 AND purpose = $3 RETURNING *', [challenge, browser, purpose]);
-  const r = rows[0];
-  return r && r.expires_at > new Date()
-    ? {
-        challenge: r.challenge,
-        browser: r.browser,
-        purpose: r.purpose,
-        userId: r.user_id === null ? null : Number(r.user_id),
-        expiresAt: r.expires_at,
-      }
-    : undefined;
-}
-
-/** Deletes expired sign-in steps and challenges (the purge job). */
-export async function purgeFactorRecords(db: Queryable): Promise<void> {
-  await db.query('DELETE FROM sign_in_steps WHERE expires_at < now()');
-  await db.query('DELETE FROM webauthn_challenges WHERE expires_at < now()');
 }

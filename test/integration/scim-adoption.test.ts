@@ -14,7 +14,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createPool, withTransaction } from '../../api/db/pool.js';
 import { recordConsent } from '../../api/store/consents.js';
-import { replaceRecoveryCodes } from '../../api/store/factors.js';
+import { replaceRecoveryCodes } from '../../api/store/recovery-codes.js';
 import { Box, basic, eventually, sleep, type JsonResponse } from '../support/box.js';
 import { addDummyPasskey } from '../support/factors.js';
 import { FormAgent, formFields, hiddenFields } from '../support/form-agent.js';

@@ -27,7 +27,7 @@ import {
 import { giveRecoveryCode, newCodesOnAccount } from '../../people/ways/recovery-code.js';
 import { addAppOnAccount, enrolAppInStep, giveAppCode, startApp } from '../../people/ways/app-codes.js';
 import type { Answer, CodeOf } from '../../people/ways/way.js';
-import type { SignInStep } from '../../store/factors.js';
+import type { SignInStep } from '../../store/sign-in-steps.js';
 import type { UserRow } from '../../store/users.js';
 import { emailCodePage, enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
 import { words, type Text } from '../../ui/language.js';

@@ -15,7 +15,8 @@ import { ValidationError } from '../../errors.js';
 import type { IdentityProvider } from '../../types.js';
 import { deleteBrowserSessionsThrough } from '../../store/browser-sessions.js';
 import { endBrowsersGrants } from '../../credentials/closing.js';
-import { deleteSignInStepsThrough, factorState } from '../../store/factors.js';
+import { deleteSignInStepsThrough } from '../../store/sign-in-steps.js';
+import { factorState } from '../../store/factors.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { followGroups } from '../../store/groups.js';
 import {

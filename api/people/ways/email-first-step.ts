@@ -22,7 +22,8 @@ import { EMAIL_CODE_MINUTES, emailCodeTyped, firstStepCodeHash } from '../../cre
 import type { Acr } from '../../credentials/acr.js';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { enqueueMail, type SignInCodeDetail } from '../../mail/kinds.js';
-import { factorState, takeFirstStepCode, type FactorState } from '../../store/factors.js';
+import { factorState, type FactorState } from '../../store/factors.js';
+import { takeFirstStepCode } from '../../store/first-step-codes.js';
 import { findUserByEmail, type UserRow } from '../../store/users.js';
 import type { Refusal } from '../attempts.js';
 import type { BrowserToken } from '../browsers.js';

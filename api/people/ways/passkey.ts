@@ -12,20 +12,18 @@ import type { FactorKindSpec } from '../../factor-kinds.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import {
   addPasskey,
-  createChallenge,
   factorExists,
   factorState,
   findPasskey,
   listPasskeys,
   recordPasskeyUse,
   setMustEnrol,
-  takeChallenge,
-  type Challenge,
   type FactorState,
   type FactorSummary,
   type NewPasskey,
   type Passkey,
 } from '../../store/factors.js';
+import { createChallenge, takeChallenge, type Challenge } from '../../store/webauthn-challenges.js';
 import { getUser, holdPerson, type UserRow } from '../../store/users.js';
 import type { Refusal } from '../attempts.js';
 import { accountHolder, EndedMeanwhile, strengthen, type BrowserFacts, type BrowserToken, type SignedInPerson } from '../browsers.js';

@@ -7,15 +7,9 @@ import { endPersonsGrants } from '../../credentials/closing.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import type { Config } from '../../config.js';
 import { holdBrowserSession } from '../../store/browser-sessions.js';
-import {
-  listFactors,
-  removeAllFactors,
-  replaceRecoveryCodes,
-  setMustEnrol,
-  useRecoveryCode,
-  type FactorSummary,
-  type SignInStep,
-} from '../../store/factors.js';
+import { listFactors, removeAllFactors, setMustEnrol, type FactorSummary } from '../../store/factors.js';
+import { replaceRecoveryCodes, useRecoveryCode } from '../../store/recovery-codes.js';
+import { type SignInStep } from '../../store/sign-in-steps.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { getUser, holdPerson, lockUser, type UserRow } from '../../store/users.js';
 import type { Audit } from '../../audit.js';
