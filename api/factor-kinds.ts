@@ -14,7 +14,7 @@ export interface FactorKindSpec<K extends string = string> {
   kind: K;
   /** Where lists show it: lowest first. */
   position: number;
-  /** Its label on the pages (a key of api/ui/messages/; a unit test finds it in every catalogue). */
+  /** Its label on the pages (a key of api/messages/; a unit test finds it in every catalogue). */
   label: `factor.${string}Kind`;
   /** How a factor mail names it, in words of the catalogues ("an authenticator app"): the mail's {{factor}}. */
   mailWord: `factor.${string}InMail`;
@@ -49,7 +49,7 @@ export interface AppCodesSpec {
    * whose only factor is new in with a password alone). Offered when left out.
    */
   offered?: boolean;
-  /** Its words (keys of api/ui/messages/): the second factor's field and hint, and the pages that set it up. */
+  /** Its words (keys of api/messages/): the second factor's field and hint, and the pages that set it up. */
   words: {
     code: `step.${string}`;
     hint: `step.${string}`;

@@ -4,7 +4,7 @@
 // the files in docs/reference/ are not what this writes today.
 import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES, type ConfigVariable } from '../config-reference.js';
 import { FACTOR_KIND_NAMES, FACTOR_KINDS, RECOVERY_CODES, type FactorKindSpec } from '../factor-kinds.js';
-import { en } from '../ui/messages/en.js';
+import { en } from '../messages/en.js';
 import { projectPath } from '../paths.js';
 import { CRD_KINDS } from '../record-kinds.js';
 import { fieldsOf, readCrdSchema, type SchemaNode } from '../schema/resources.js';

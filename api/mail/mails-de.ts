@@ -1,6 +1,6 @@
-// Deutsch: the built-in mails in the Sie-Form, as the pages speak (api/ui/messages/de.ts). Each kind
+// Deutsch: the built-in mails in the Sie-Form, as the pages speak (api/messages/de.ts). Each kind
 // of ./mails-en.ts, naming the same {{placeholders}} (test/unit/mail/templates.test.ts checks).
-import { de } from '../ui/messages/de.js';
+import { de } from '../messages/de.js';
 import type { MailLanguage } from './mails-en.js';
 
 export const GERMAN_MAILS: MailLanguage = {

@@ -2,7 +2,7 @@
 // (docs/guides/email.md#templates-and-languages). Every language has each kind, with a subject, a
 // text and an HTML part naming the same {{placeholders}} as English's, and the words of {{factor}}
 // (mailLanguageProblems in ./templates.ts; test/unit/mail/templates.test.ts runs it).
-import { en, type Catalogue } from '../ui/messages/en.js';
+import { en, type Catalogue } from '../messages/en.js';
 import type { MailKind } from './kinds.js';
 
 export interface Template {

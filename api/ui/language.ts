@@ -4,10 +4,10 @@
 // `{name}` takes a value (escaped, unless it is already Html), so that a translation cannot
 // break a page.
 import { escape, Html } from './html.js';
-import { de } from './messages/de.js';
-import { en, type Catalogue, type MessageKey } from './messages/en.js';
+import { de } from '../messages/de.js';
+import { en, type Catalogue, type MessageKey } from '../messages/en.js';
 
-export type { Catalogue, MessageKey } from './messages/en.js';
+export type { Catalogue, MessageKey } from '../messages/en.js';
 
 export interface Language {
   /** Its BCP 47 tag, as <html lang> says it. */

@@ -1,4 +1,4 @@
-// What a page of the box says that is none of its catalogue's words (api/ui/messages/): every text
+// What a page of the box says that is none of its catalogue's words (api/messages/): every text
 // of a page must be a sentence of the page's language, a value put into one (an address, a name,
 // a number), or something the page was told to show as written. A sentence a route wrote in
 // English into a German page is what is left once all of those are taken out.

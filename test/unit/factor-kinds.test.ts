@@ -15,8 +15,8 @@ import {
 } from '../../api/factor-kinds.js';
 import { projectPath } from '../../api/paths.js';
 import { peopleSchemas } from '../../api/schema/openapi.js';
-import { de } from '../../api/ui/messages/de.js';
-import { en } from '../../api/ui/messages/en.js';
+import { de } from '../../api/messages/de.js';
+import { en } from '../../api/messages/en.js';
 
 const read = (file: string): string => fs.readFileSync(projectPath(...file.split('/')), 'utf8');
 const none = NO_FACTORS;

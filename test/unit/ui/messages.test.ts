@@ -1,4 +1,4 @@
-// The catalogues of the pages (api/ui/messages/): complete in every language the box ships, picked
+// The catalogues of the pages (api/messages/): complete in every language the box ships, picked
 // by Accept-Language, and written right to left where a language is.
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -8,7 +8,7 @@ import { PLAIN_LOOK } from '../../../api/ui/frame.js';
 import { catalogueProblems, LANGUAGES, pickLanguage, sayer, shown, words, type Language, type Text } from '../../../api/ui/language.js';
 import { secondFactorPage } from '../../../api/ui/factor-pages.js';
 import type { Page } from '../../../api/ui/frame.js';
-import { en, type Catalogue } from '../../../api/ui/messages/en.js';
+import { en, type Catalogue } from '../../../api/messages/en.js';
 import { messagePage, signInPage } from '../../../api/ui/pages.js';
 import { projectPath } from '../../../api/paths.js';
 import { strayTexts } from '../../support/page-words.js';
