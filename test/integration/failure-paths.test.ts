@@ -41,7 +41,7 @@ describe('failure paths', function () {
       expect(page.status).to.equal(503);
       expect(page.headers.get('content-type')).to.match(/^text\/html/);
       expect(page.text).to.include('Temporarily unavailable').and.include('Try again in 5 seconds');
-      expect(box.logs.join('\n')).to.include('the database is unreachable');
+      await box.logged('the database is unreachable');
     } finally {
       await proxy.restore();
     }

@@ -261,6 +261,14 @@ export class Box {
     throw new Error(`box did not become ready:\n${this.lastLines()}`);
   }
 
+  /**
+   * Waits until a line of its log holds `text`. A box writes its log in batches a turn after the line
+   * (api/log-batches.ts), so a line may reach the test after the answer of the request that logged it.
+   */
+  async logged(text: string, timeoutMs = 10_000): Promise<void> {
+    await eventually(`"${text}" in the log`, async () => this.logs.some((l) => l.includes(text)), timeoutMs);
+  }
+
   /** The end of its log, to say why it did not start. */
   private lastLines(): string {
     const lines =
