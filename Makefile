@@ -13,7 +13,7 @@ MOCHA := $(MOCHA_BASE) --require dist/test/support/postgres.js $(OPEN_HANDLES)
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint lint-changed generate factor-kinds fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-operator-scale bench-peers bench-tenants e2e-kind chart-crds chart-health crd-enums types docs FORCE
+	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-operator-scale bench-peers bench-tenants e2e-kind chart-crds chart-health crd-enums types docs docs-screenshots FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -235,6 +235,9 @@ kube-binaries:
 # into ~/.cache/boxauth/tools/py-<digest of its requirements.txt>; afterwards this builds nothing.
 test-tools:
 	@scripts/test-tools-build.sh
+
+docs-screenshots: dist/.built $(CHROMIUM) ## the screenshot of docs/operations/traces.md: a box's journey in Zipkin's UI (builds test/otelcol-zipkin; needs java); not part of make test
+	scripts/trace-screenshot.sh
 
 # Only the Python venv of test-tools (seconds): what the integration tests need.
 test-tools-python:
