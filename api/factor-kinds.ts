@@ -162,12 +162,9 @@ export const isMailedKind = (kind: FactorKind): kind is MailedFactorKind => 'mai
 export const MAILED_FACTOR_KINDS: readonly MailedFactorKind[] = FACTOR_KIND_NAMES.filter(isMailedKind);
 
 type MailedSpecs = { [K in MailedFactorKind]: Extract<Specs[K], { mailed: MailedCodesSpec }>['mailed'] };
-const MAILED = Object.fromEntries(
-  MAILED_FACTOR_KINDS.map((kind) => [kind, (FACTOR_KINDS[kind] as FactorKindSpec).mailed]),
-) as MailedSpecs;
 
 /** How mailed codes of `kind` are asked for, typed and worded. */
-export const mailedOf = <K extends MailedFactorKind>(kind: K): MailedSpecs[K] => MAILED[kind];
+export const mailedOf = <K extends MailedFactorKind>(kind: K): MailedSpecs[K] => (FACTOR_KINDS[kind] as FactorKindSpec).mailed as MailedSpecs[K];
 
 /** The mailed kind a form asks a code of ("send a code": `send=<kind>`), if any. */
 export const mailedKindToSend = (body: Record<string, unknown>): MailedFactorKind | undefined =>
@@ -187,12 +184,10 @@ export const isWebAuthnKind = (kind: FactorKind): kind is WebAuthnFactorKind => 
 export const WEBAUTHN_FACTOR_KINDS: readonly WebAuthnFactorKind[] = FACTOR_KIND_NAMES.filter(isWebAuthnKind);
 
 type WebAuthnSpecs = { [K in WebAuthnFactorKind]: Extract<Specs[K], { webauthn: WebAuthnSpec }>['webauthn'] };
-const WEBAUTHN = Object.fromEntries(
-  WEBAUTHN_FACTOR_KINDS.map((kind) => [kind, (FACTOR_KINDS[kind] as FactorKindSpec).webauthn]),
-) as WebAuthnSpecs;
 
 /** Where a WebAuthn kind's ceremonies are, and its words. */
-export const webauthnOf = <K extends WebAuthnFactorKind>(kind: K): WebAuthnSpecs[K] => WEBAUTHN[kind];
+export const webauthnOf = <K extends WebAuthnFactorKind>(kind: K): WebAuthnSpecs[K] =>
+  (FACTOR_KINDS[kind] as FactorKindSpec).webauthn as WebAuthnSpecs[K];
 
 /**
  * How many confirmed factors of each kind a person holds, as a sign-in counts them
