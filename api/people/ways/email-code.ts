@@ -8,7 +8,9 @@
 // nobody mail-bombs a person through it, and strangers' asks to the address never spend it); a code typed is counted before it is
 // checked, per account and per address, as an app's is (./way.ts), and taken by one UPDATE. What
 // it sets up is written as an app is (./enrolment.ts): in the transaction of what it is set up for,
-// under the person's row, with its audit event and mail.
+// under the person's row, with its audit event and mail. Every function takes the mailed kind
+// (api/factor-kinds.ts `mailed`), which the pages and routes draw from its declaration: a new kind
+// of mailed code is its declaration alone, in a way module of its own (as ./totp.ts is for apps).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { withFactor } from '../../credentials/acr.js';
 import { emailCodeHash, emailCodeTyped } from '../../credentials/email-codes.js';
