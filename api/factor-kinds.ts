@@ -185,6 +185,9 @@ export const WEBAUTHN_FACTOR_KINDS: readonly WebAuthnFactorKind[] = FACTOR_KIND_
 
 type WebAuthnSpecs = { [K in WebAuthnFactorKind]: Extract<Specs[K], { webauthn: WebAuthnSpec }>['webauthn'] };
 
+/** Whether a person holds a factor of a WebAuthn kind: what a sign-in asked for acr phr wants them to give. */
+export const holdsWebAuthn = (person: HeldFactors): boolean => WEBAUTHN_FACTOR_KINDS.some((kind) => person[kind] > 0);
+
 /** Where a WebAuthn kind's ceremonies are, and its words. */
 export const webauthnOf = <K extends WebAuthnFactorKind>(kind: K): WebAuthnSpecs[K] =>
   (FACTOR_KINDS[kind] as FactorKindSpec).webauthn as WebAuthnSpecs[K];

@@ -16,6 +16,7 @@ import {
   appOf,
   FACTOR_KIND_NAMES,
   hasFactor,
+  holdsWebAuthn,
   isAppKind,
   isMailedKind,
   isWebAuthnKind,
@@ -27,7 +28,6 @@ import {
   WEBAUTHN_FACTOR_KINDS,
   type AppFactorKind,
   type FactorKind,
-  type HeldFactors,
   type MailedFactorKind,
 } from '../../factor-kinds.js';
 import { CODES_MADE_PER_WINDOW, minutesUntil, secondsUntil, type Attempts, type Refusal } from '../../people/attempts.js';
@@ -75,8 +75,6 @@ export type FactorRouterServices = BrowserServices & StepServices & Needs;
 
 type Body = Record<string, unknown>;
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
-/** Whether the person holds a `webauthn` kind: the one a sign-in asked for acr phr wants. */
-const holdsPhr = (factors: HeldFactors): boolean => WEBAUTHN_FACTOR_KINDS.some((kind) => factors[kind] > 0);
 
 export function factorRouter(svc: FactorRouterServices): Router {
   const router = strictRouter();
@@ -128,7 +126,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     sent?: MailedFactorKind,
   ) {
     const { user, factors } = await factorsOf(svc, step.userId);
-    const phr = target.acr === ACR_PASSKEY ? (holdsPhr(factors) ? 'only' : 'next') : undefined;
+    const phr = target.acr === ACR_PASSKEY ? (holdsWebAuthn(factors) ? 'only' : 'next') : undefined;
     // A mailed kind is offered only to a person found (a code goes to their address).
     const kinds = FACTOR_KIND_NAMES.filter((kind) => factors[kind] > 0 && (user || !isMailedKind(kind)));
     renderPage(
@@ -146,7 +144,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
         ...(error ? { error } : {}),
       }),
       {},
-      { script: holdsPhr(factors) },
+      { script: holdsWebAuthn(factors) },
     );
   }
 
@@ -179,7 +177,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const recovery = text(body.recovery_code);
     const mailed = mailedKindOfForm(body);
     // A passkey is asked: a person who has one gives it; one who has none gives their code, then adds one (an enrolment).
-    if (target.acr === ACR_PASSKEY && holdsPhr((await factorsOf(svc, user.id)).factors)) return again(400, words('step.passkeyAsked'));
+    if (target.acr === ACR_PASSKEY && holdsWebAuthn((await factorsOf(svc, user.id)).factors)) return again(400, words('step.passkeyAsked'));
 
     // "Send a code": a mailed code of its kind for this step (api/people/ways/email-code.ts).
     const toSend = mailedKindToSend(body);
