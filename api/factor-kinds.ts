@@ -164,7 +164,8 @@ export const MAILED_FACTOR_KINDS: readonly MailedFactorKind[] = FACTOR_KIND_NAME
 type MailedSpecs = { [K in MailedFactorKind]: Extract<Specs[K], { mailed: MailedCodesSpec }>['mailed'] };
 
 /** How mailed codes of `kind` are asked for, typed and worded. */
-export const mailedOf = <K extends MailedFactorKind>(kind: K): MailedSpecs[K] => (FACTOR_KINDS[kind] as FactorKindSpec).mailed as MailedSpecs[K];
+export const mailedOf = <K extends MailedFactorKind>(kind: K): MailedSpecs[K] =>
+  (FACTOR_KINDS[kind] as FactorKindSpec).mailed as MailedSpecs[K];
 
 /** The mailed kind a form asks a code of ("send a code": `send=<kind>`), if any. */
 export const mailedKindToSend = (body: Record<string, unknown>): MailedFactorKind | undefined =>
@@ -172,7 +173,9 @@ export const mailedKindToSend = (body: Record<string, unknown>): MailedFactorKin
 
 /** The mailed kind whose field a form holds a code in, if any. */
 export const mailedKindOfForm = (body: Record<string, unknown>): MailedFactorKind | undefined =>
-  MAILED_FACTOR_KINDS.find((kind) => typeof body[mailedOf(kind).field] === 'string' && (body[mailedOf(kind).field] as string).trim() !== '');
+  MAILED_FACTOR_KINDS.find(
+    (kind) => typeof body[mailedOf(kind).field] === 'string' && (body[mailedOf(kind).field] as string).trim() !== '',
+  );
 
 /** A kind given by a WebAuthn ceremony (its spec has `webauthn`). */
 export type WebAuthnFactorKind = { [K in FactorKind]: Specs[K] extends { webauthn: WebAuthnSpec } ? K : never }[FactorKind];

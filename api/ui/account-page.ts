@@ -4,7 +4,15 @@
 import { linkedProvidersSection, type ProviderLink } from './upstream-pages.js';
 import type { BrowserSignIn } from '../store/browser-sessions.js';
 import type { Consent } from '../store/consents.js';
-import { appOf, FACTOR_KINDS, mailedOf, OFFERED_APP_KINDS, WEBAUTHN_FACTOR_KINDS, webauthnOf, type MailedFactorKind } from '../factor-kinds.js';
+import {
+  appOf,
+  FACTOR_KINDS,
+  mailedOf,
+  OFFERED_APP_KINDS,
+  WEBAUTHN_FACTOR_KINDS,
+  webauthnOf,
+  type MailedFactorKind,
+} from '../factor-kinds.js';
 import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
 import { chosen, html, type Html } from './html.js';

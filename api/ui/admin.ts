@@ -13,7 +13,8 @@ import { en } from '../messages/en.js';
  * Each kind of factor's label in English, as the console says it (data-factor-kinds): the script
  * reads the kinds from the page, so that a new kind needs no line in it.
  */
-const factorKindNames = (): string => JSON.stringify(Object.fromEntries(FACTOR_KIND_NAMES.map((kind) => [kind, en[FACTOR_KINDS[kind].label]])));
+const factorKindNames = (): string =>
+  JSON.stringify(Object.fromEntries(FACTOR_KIND_NAMES.map((kind) => [kind, en[FACTOR_KINDS[kind].label]])));
 
 /** The admin console, in English (docs/guides/branding-and-languages.md), its header named as the box's pages are. */
 export function adminPage(box: string, baseUrl: string, branding: Branding): string {

@@ -197,7 +197,10 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const given = { from: browserFacts(svc, req), of: codeOf(req, user), step: stepToken(svc, req) };
     if (mailed) {
       const code = text(body[mailedOf(mailed).field]);
-      return onward(await giveEmailCode(svc, mailed, given.from, given.of, given.step, code, target), words(mailedOf(mailed).words.wrongCode));
+      return onward(
+        await giveEmailCode(svc, mailed, given.from, given.of, given.step, code, target),
+        words(mailedOf(mailed).words.wrongCode),
+      );
     }
     if (!app && !recovery) return again(400, words('step.typeCode'));
     if (app) {

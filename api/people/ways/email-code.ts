@@ -121,7 +121,13 @@ const mailCounted = async (svc: EmailCodeServices, of: CodeOf): Promise<Refusal 
   svc.attempts.begin([{ mailsAskedBy: of.user.id }]);
 
 /** "Send a code" in the step `to` of a sign-in: a code for the person's codes of `kind`. */
-export async function sendCodeInStep(svc: EmailCodeServices, kind: MailedFactorKind, of: CodeOf, to: CodeFor, language?: string): Promise<Sent> {
+export async function sendCodeInStep(
+  svc: EmailCodeServices,
+  kind: MailedFactorKind,
+  of: CodeOf,
+  to: CodeFor,
+  language?: string,
+): Promise<Sent> {
   const bound = boundTo(to);
   const factor = await store.findFactor(svc.pool, of.user.id, kind);
   if (!factor || !bound || svc.config.smtp === undefined) return 'none';
@@ -132,7 +138,13 @@ export async function sendCodeInStep(svc: EmailCodeServices, kind: MailedFactorK
 }
 
 /** Starts setting up codes of `kind` for the sign-in or browser `to`: a pending factor, and its first code mailed. */
-export async function startEmailCodes(svc: EmailCodeServices, kind: MailedFactorKind, of: CodeOf, to: CodeFor, language?: string): Promise<Sent> {
+export async function startEmailCodes(
+  svc: EmailCodeServices,
+  kind: MailedFactorKind,
+  of: CodeOf,
+  to: CodeFor,
+  language?: string,
+): Promise<Sent> {
   const bound = boundTo(to);
   if (!bound || !offersSignInCodes(svc.config.smtp)) return 'none';
   const refused = await mailCounted(svc, of);

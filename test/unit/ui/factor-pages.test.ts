@@ -57,7 +57,9 @@ describe('the pages of second factors, drawn from the kinds declared', function 
   });
 
   it('offers them on the enrolment page instead of an app, and a mailed kind its page of the code mailed', function () {
-    const page = inEnglish(enrolPage({ ...step, app: 'totp', offer: [key, sms], action: '/enrol', qrSvg: '', secret: 'S', phrOnly: false }));
+    const page = inEnglish(
+      enrolPage({ ...step, app: 'totp', offer: [key, sms], action: '/enrol', qrSvg: '', secret: 'S', phrOnly: false }),
+    );
     expect(page).to.include('id="add-key"').and.include('data-begin="/auth/security-keys/register/options"');
     expect(page).to.include('id="send-sms-code"').and.include(en['enrol.orEmail']);
     const mailed = inEnglish(mailedCodePage({ ...step, kind: sms, action: '/enrol', address: 'ann@example.com', sent: true }));
