@@ -8,6 +8,10 @@ export const DECLARED_FACTOR_KINDS = {
     label: 'factor.passkeyKind',
     mailWord: 'factor.passkeyInMail',
     ssfCredential: 'fido2-platform',
+    webauthn: {
+      path: 'passkeys',
+      words: { use: 'step.usePasskey', add: 'passkeys.add', title: 'passkeys.title', orAdd: 'enrol.orPasskey' },
+    },
   },
   // api/people/ways/totp.ts
   totp: {
@@ -38,5 +42,25 @@ export const DECLARED_FACTOR_KINDS = {
     label: 'factor.emailKind',
     mailWord: 'factor.emailInMail',
     ssfCredential: 'email-code',
+    mailed: {
+      name: 'Codes by email',
+      path: 'email-codes',
+      field: 'email_code',
+      words: {
+        heading: 'email.heading',
+        intro: 'email.intro',
+        send: 'email.send',
+        sent: 'email.sent',
+        code: 'email.code',
+        hint: 'email.codeHint',
+        wrongCode: 'email.wrongCode',
+        tooMany: 'email.tooMany',
+        addressFirst: 'email.addressFirst',
+        notOffered: 'email.notOffered',
+        orSetUp: 'enrol.orEmail',
+        setUp: 'account.setUpEmail',
+        already: 'account.emailAlready',
+      },
+    },
   },
 } as const;

@@ -28,6 +28,10 @@ export interface FactorKindSpec<K extends string = string> {
   ssfCredential: string;
   /** A code an app computes from a key it shares with the box (api/people/ways/app-codes.ts): how it is set up, typed and worded. */
   app?: AppCodesSpec;
+  /** A code the box mails to the person's proven address (api/people/ways/email-code.ts): how it is asked for, typed and worded. */
+  mailed?: MailedCodesSpec;
+  /** A WebAuthn credential, given and added by the passkeys script (api/people/ways/passkey.ts): where its ceremonies are, its words. */
+  webauthn?: WebAuthnSpec;
 }
 
 /**
@@ -58,6 +62,53 @@ export interface AppCodesSpec {
     setUp: `account.${string}`;
     already: `account.${string}`;
   };
+}
+
+/**
+ * A kind whose codes the box mails, one at a time, each asked for by "send a code" (a form posting
+ * `send=<kind>`): the one module api/people/ways/email-code.ts mails, checks and sets up every such
+ * kind from this. Its HTML ids are its kind's: `send-<kind>-code`, `<kind>-code-sent`, `<kind>-codes`.
+ */
+export interface MailedCodesSpec {
+  /** The factor's name when set up (as `factors.name`). */
+  name: string;
+  /** Its page on the person's own page, /auth/account/<path>. */
+  path: string;
+  /** The form field its code is posted in. */
+  field: string;
+  /** Its words (keys of api/messages/): its section and page, "send a code", its refusals, the account page's. */
+  words: {
+    heading: `email.${string}`;
+    /** What the codes are, to {email}. */
+    intro: `email.${string}`;
+    send: `email.${string}`;
+    /** A code was mailed to {email}. */
+    sent: `email.${string}`;
+    code: `email.${string}`;
+    hint: `email.${string}`;
+    wrongCode: `email.${string}`;
+    /** Too many mails: {minutes}. */
+    tooMany: `email.${string}`;
+    /** Not offered to this person: their address is not proven. */
+    addressFirst: `email.${string}`;
+    /** Not offered by the box. */
+    notOffered: `email.${string}`;
+    orSetUp: `enrol.${string}`;
+    setUp: `account.${string}`;
+    already: `account.${string}`;
+  };
+}
+
+/**
+ * A kind given and added by a WebAuthn ceremony in the browser (/assets/passkeys.js): phishing-resistant,
+ * the kind a sign-in asked for `phr` wants (api/credentials/acr.ts ACR_PASSKEY). Its HTML ids are
+ * its kind's: `use-<kind>`, `add-<kind>`.
+ */
+export interface WebAuthnSpec {
+  /** Its ceremonies, /auth/<path>/{authenticate,register}[/options], and its page on the person's own page, /auth/account/<path>. */
+  path: string;
+  /** Its words (keys of api/messages/): its buttons, the account page's link, and its offer on the enrolment page. */
+  words: { use: `step.${string}`; add: `${string}.${string}`; title: `${string}.${string}`; orAdd: `enrol.${string}` };
 }
 
 /**
@@ -100,6 +151,49 @@ export const OFFERED_APP_KINDS: readonly AppFactorKind[] = APP_FACTOR_KINDS.filt
 /** The app kind whose field a form holds a code in, if any (the second factor's and the enrolment's forms). */
 export const appKindOfForm = (body: Record<string, unknown>): AppFactorKind | undefined =>
   APP_FACTOR_KINDS.find((kind) => typeof body[appOf(kind).field] === 'string' && (body[appOf(kind).field] as string).trim() !== '');
+
+/** A kind whose codes the box mails (its spec has `mailed`). */
+export type MailedFactorKind = { [K in FactorKind]: Specs[K] extends { mailed: MailedCodesSpec } ? K : never }[FactorKind];
+
+/** Whether `kind` is one whose codes the box mails. */
+export const isMailedKind = (kind: FactorKind): kind is MailedFactorKind => 'mailed' in FACTOR_KINDS[kind];
+
+/** Every kind whose codes the box mails, in the order lists show them. */
+export const MAILED_FACTOR_KINDS: readonly MailedFactorKind[] = FACTOR_KIND_NAMES.filter(isMailedKind);
+
+type MailedSpecs = { [K in MailedFactorKind]: Extract<Specs[K], { mailed: MailedCodesSpec }>['mailed'] };
+
+/** How mailed codes of `kind` are asked for, typed and worded. */
+export const mailedOf = <K extends MailedFactorKind>(kind: K): MailedSpecs[K] =>
+  (FACTOR_KINDS[kind] as FactorKindSpec).mailed as MailedSpecs[K];
+
+/** The mailed kind a form asks a code of ("send a code": `send=<kind>`), if any. */
+export const mailedKindToSend = (body: Record<string, unknown>): MailedFactorKind | undefined =>
+  MAILED_FACTOR_KINDS.find((kind) => body.send === kind);
+
+/** The mailed kind whose field a form holds a code in, if any. */
+export const mailedKindOfForm = (body: Record<string, unknown>): MailedFactorKind | undefined =>
+  MAILED_FACTOR_KINDS.find(
+    (kind) => typeof body[mailedOf(kind).field] === 'string' && (body[mailedOf(kind).field] as string).trim() !== '',
+  );
+
+/** A kind given by a WebAuthn ceremony (its spec has `webauthn`). */
+export type WebAuthnFactorKind = { [K in FactorKind]: Specs[K] extends { webauthn: WebAuthnSpec } ? K : never }[FactorKind];
+
+/** Whether `kind` is given by a WebAuthn ceremony. */
+export const isWebAuthnKind = (kind: FactorKind): kind is WebAuthnFactorKind => 'webauthn' in FACTOR_KINDS[kind];
+
+/** Every kind given by a WebAuthn ceremony, in the order lists show them: the ones a sign-in asked for `phr` wants. */
+export const WEBAUTHN_FACTOR_KINDS: readonly WebAuthnFactorKind[] = FACTOR_KIND_NAMES.filter(isWebAuthnKind);
+
+type WebAuthnSpecs = { [K in WebAuthnFactorKind]: Extract<Specs[K], { webauthn: WebAuthnSpec }>['webauthn'] };
+
+/** Whether a person holds a factor of a WebAuthn kind: what a sign-in asked for acr phr wants them to give. */
+export const holdsWebAuthn = (person: HeldFactors): boolean => WEBAUTHN_FACTOR_KINDS.some((kind) => person[kind] > 0);
+
+/** Where a WebAuthn kind's ceremonies are, and its words. */
+export const webauthnOf = <K extends WebAuthnFactorKind>(kind: K): WebAuthnSpecs[K] =>
+  (FACTOR_KINDS[kind] as FactorKindSpec).webauthn as WebAuthnSpecs[K];
 
 /**
  * How many confirmed factors of each kind a person holds, as a sign-in counts them

@@ -157,9 +157,10 @@ export function withSection(page: string, { name, source, text }: GeneratedSecti
   return `${page.slice(0, from + begin.length)}\n${text()}\n${page.slice(to)}`;
 }
 
-/** How a kind's codes are made, in words: an app's by the clock or by a counter, or by its way of its own. */
+/** How a kind's codes are made, in words: an app's by the clock or by a counter, mailed by the box, or none (WebAuthn). */
 function codesOf(spec: FactorKindSpec): string {
-  if (!spec.app) return '—';
+  if (spec.mailed) return "the box's, mailed to the person's proven address: one at a time, each asked for";
+  if (!spec.app) return spec.webauthn ? '— (a WebAuthn credential)' : '—';
   const moving = spec.app.moving;
   return 'period' in moving
     ? `an app's, by the clock (TOTP, RFC 6238): a ${moving.period}-second step`

@@ -1,6 +1,7 @@
 // The person's own page, /auth/account, as both its routers show it (api/http/routes/account.ts:
 // address, password, sign-ins, apps; routes/factors.ts: second factors), and who may change it.
 import { offersSignInCodes } from '../config.js';
+import { MAILED_FACTOR_KINDS } from '../factor-kinds.js';
 import type { Request, Response } from 'express';
 import { accountRecords, freshSecondFactor, provenRecently } from '../people/own-account.js';
 import { accountPage } from '../ui/account-page.js';
@@ -77,7 +78,7 @@ export async function showAccount(
       email: user.email,
       emailVerified: user.emailVerified,
       mail: svc.config.smtp !== undefined,
-      emailCodes: offersSignInCodes(svc.config.smtp),
+      mailedOffered: offersSignInCodes(svc.config.smtp) ? MAILED_FACTOR_KINDS : [],
       ...records,
       sid: browser.sid,
       fresh: freshSecondFactor(browser, Date.now()),

@@ -1,7 +1,7 @@
 // What a person's own factors and rules ask of their sign-ins, and what a sign-in needs next
 // (docs/guides/second-factors.md). The classes and the amr values are api/credentials/acr.ts's.
 import { ACR_MFA, ACR_PASSKEY, acrOf, meets, strongest, type Acr } from '../credentials/acr.js';
-import { hasFactor } from '../factor-kinds.js';
+import { hasFactor, holdsWebAuthn } from '../factor-kinds.js';
 import type { FactorState } from '../store/factors.js';
 
 /** What a person's factors and groups ask of every sign-in of theirs: their FactorState but the recovery codes. */
@@ -56,7 +56,7 @@ export function nextStep(amr: readonly string[], person: PersonsFactors, want: A
   const wanted = strongest(want, acrRequiredOf(person));
   if (hasFactor(person) && !amr.includes('mfa')) return 'second-factor';
   if (meets(acrOf(amr), wanted)) return 'done';
-  if (wanted === ACR_PASSKEY && person.passkey > 0) return 'second-factor';
+  if (wanted === ACR_PASSKEY && holdsWebAuthn(person)) return 'second-factor';
   if (stepUp && !recentProof(stepUp.proofAt, stepUp.now)) return 'sign-in';
   return 'enrol';
 }

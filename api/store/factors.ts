@@ -2,7 +2,15 @@
 // passkeys, an app's codes (TOTP, and every kind of api/factor-kinds.ts `app`) and sign-in codes by email, and what a sign-in needs to know of them.
 // What is decided about them is api/people/'s; this file only reads and writes.
 import type { Queryable, Transaction } from '../db/pool.js';
-import { APP_FACTOR_KINDS, FACTOR_KIND_NAMES, type AppFactorKind, type FactorKind, type HeldFactors } from '../factor-kinds.js';
+import {
+  APP_FACTOR_KINDS,
+  FACTOR_KIND_NAMES,
+  MAILED_FACTOR_KINDS,
+  type AppFactorKind,
+  type FactorKind,
+  type HeldFactors,
+  type MailedFactorKind,
+} from '../factor-kinds.js';
 import { uniqueViolation } from './constraints.js';
 
 /** A factor as a person and an administrator see it: never its key or secret. */
@@ -40,9 +48,9 @@ export interface AppFactor extends FactorSummary {
   confirmed: boolean;
 }
 
-/** Sign-in codes by email as a sign-in checks them: the code mailed last (its HMAC), until when, and for which sign-in. */
+/** Sign-in codes by email (every kind of api/factor-kinds.ts `mailed`) as a sign-in checks them: the code mailed last (its HMAC), until when, and for which sign-in. */
 export interface EmailFactor extends FactorSummary {
-  kind: 'email';
+  kind: MailedFactorKind;
   userId: number;
   codeHash: Buffer | null;
   codeExpiresAt: Date | null;
@@ -102,7 +110,7 @@ const appFactor = (r: DbRow): AppFactor => ({
 
 const emailFactor = (r: DbRow): EmailFactor => ({
   ...summary(r),
-  kind: 'email',
+  kind: r.kind as MailedFactorKind,
   userId: Number(r.user_id),
   codeHash: r.email_code_hash,
   codeExpiresAt: r.email_code_expires_at,
@@ -169,11 +177,11 @@ export async function recordPasskeyUse(db: Queryable, id: number, readCount: num
 }
 
 /** The kinds set up as a pending factor that their first code confirms, and what each reads as. */
-type Confirmable = { [K in AppFactorKind]: AppFactor } & { email: EmailFactor };
+type Confirmable = { [K in AppFactorKind]: AppFactor } & { [K in MailedFactorKind]: EmailFactor };
 
 const READ: { [K in keyof Confirmable]: (r: DbRow) => Confirmable[K] } = {
   ...(Object.fromEntries(APP_FACTOR_KINDS.map((kind) => [kind, appFactor])) as { [K in AppFactorKind]: (r: DbRow) => AppFactor }),
-  email: emailFactor,
+  ...(Object.fromEntries(MAILED_FACTOR_KINDS.map((kind) => [kind, emailFactor])) as { [K in MailedFactorKind]: (r: DbRow) => EmailFactor }),
 };
 
 /** A person's factor of `kind`: the confirmed one, or (`pending`) the one being set up. */
@@ -191,7 +199,7 @@ export async function findFactor<K extends keyof Confirmable>(
 }
 
 /** What a factor being set up starts with: an app its sealed secret; codes by email nothing (each code comes with its mail). */
-export type FactorStart = { kind: AppFactorKind; sealedSecret: Buffer } | { kind: 'email' };
+export type FactorStart = { kind: AppFactorKind; sealedSecret: Buffer } | { kind: MailedFactorKind };
 
 /** Starts setting up a factor: an unconfirmed one of its kind (an earlier unconfirmed one, and its code, replaced). */
 export async function startFactor(db: Transaction, userId: number, name: string, start: FactorStart): Promise<number> {
@@ -248,8 +256,8 @@ export async function putEmailCode(
 ): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE factors SET email_code_hash = $4, email_code_expires_at = $5, email_code_for = $6
-     WHERE id = $1 AND user_id = $2 AND kind = 'email' AND EXISTS (SELECT 1 FROM users WHERE id = $2 AND email = $3)`,
-    [id, userId, address, hash, expiresAt, codeFor],
+     WHERE id = $1 AND user_id = $2 AND kind = ANY($7) AND EXISTS (SELECT 1 FROM users WHERE id = $2 AND email = $3)`,
+    [id, userId, address, hash, expiresAt, codeFor, MAILED_FACTOR_KINDS],
   );
   return rowCount === 1;
 }
@@ -257,8 +265,8 @@ export async function putEmailCode(
 /** Forgets every sign-in code mailed to a person: of their codes by email, set up or being set up, and instead of a password (their address changed). */
 export async function forgetEmailCodes(db: Queryable, userId: number): Promise<void> {
   await db.query(
-    "UPDATE factors SET email_code_hash = NULL, email_code_expires_at = NULL, email_code_for = NULL WHERE user_id = $1 AND kind = 'email'",
-    [userId],
+    'UPDATE factors SET email_code_hash = NULL, email_code_expires_at = NULL, email_code_for = NULL WHERE user_id = $1 AND kind = ANY($2)',
+    [userId, MAILED_FACTOR_KINDS],
   );
   await db.query('DELETE FROM first_step_codes WHERE user_id = $1', [userId]);
 }
@@ -280,8 +288,8 @@ export async function takeEmailCode(
   const { rowCount } = await db
     .query(
       `UPDATE factors SET email_code_hash = NULL, email_code_expires_at = NULL, email_code_for = NULL, last_used_at = now()${confirm ? ', confirmed = true' : ''}
-       WHERE id = $1 AND kind = 'email' AND email_code_hash = $2 AND email_code_for = $3 AND email_code_expires_at > $4`,
-      [id, hash, codeFor, now],
+       WHERE id = $1 AND kind = ANY($5) AND email_code_hash = $2 AND email_code_for = $3 AND email_code_expires_at > $4`,
+      [id, hash, codeFor, now, MAILED_FACTOR_KINDS],
     )
     .catch((err: unknown) => uniqueViolation(err, ['factors_user_name'], 'name'));
   return rowCount === 1;

@@ -4,7 +4,15 @@
 import { linkedProvidersSection, type ProviderLink } from './upstream-pages.js';
 import type { BrowserSignIn } from '../store/browser-sessions.js';
 import type { Consent } from '../store/consents.js';
-import { appOf, FACTOR_KINDS, OFFERED_APP_KINDS } from '../factor-kinds.js';
+import {
+  appOf,
+  FACTOR_KINDS,
+  mailedOf,
+  OFFERED_APP_KINDS,
+  WEBAUTHN_FACTOR_KINDS,
+  webauthnOf,
+  type MailedFactorKind,
+} from '../factor-kinds.js';
 import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
 import { chosen, html, type Html } from './html.js';
@@ -18,8 +26,8 @@ export interface AccountPage {
   emailVerified: boolean;
   /** The box sends mail: a changed address gets a link. */
   mail: boolean;
-  /** The box offers sign-in codes by email to set up (BOXAUTH_SMTP_SIGN_IN_CODES). */
-  emailCodes: boolean;
+  /** The kinds of mailed codes the box offers to set up (api/factor-kinds.ts `mailed`; BOXAUTH_SMTP_SIGN_IN_CODES). */
+  mailedOffered: readonly MailedFactorKind[];
   factors: FactorSummary[];
   recoveryCodesLeft: number;
   /** This browser's sign-in. */
@@ -84,10 +92,11 @@ export function confirmNotice(say: Say, returnTo: string): Html {
 }
 
 function factorsSection(say: Say, p: AccountPage): Html {
+  const held = (kind: string): boolean => p.factors.some((f) => f.kind === kind);
   // An app of each kind the person holds none of may be set up (api/factor-kinds.ts `app`), the first the main one.
-  const apps = OFFERED_APP_KINDS.filter((kind) => !p.factors.some((f) => f.kind === kind));
-  // Codes by email go to a proven address, from a box that offers them (api/people/ways/email-code.ts).
-  const email = p.factors.some((f) => f.kind === FACTOR_KINDS.email.kind) || !p.emailVerified || !p.emailCodes;
+  const apps = OFFERED_APP_KINDS.filter((kind) => !held(kind));
+  // Mailed codes go to a proven address, from a box that offers them (api/people/ways/email-code.ts).
+  const mailed = p.emailVerified ? p.mailedOffered.filter((kind) => !held(kind)) : [];
   return html`<h2>${say('account.factors')}</h2>
 ${!p.recent && confirmNotice(say, '/auth/account')}
 ${
@@ -109,8 +118,14 @@ ${
       html`<form method="post" action="/auth/account/${appOf(kind).path}">${hidden({ csrf: p.csrf })}<button type="submit"${i ? html` class="secondary"` : ''}>${say(appOf(kind).words.setUp)}</button></form>`,
   )
 }
-${p.recent && !email && html`<form method="post" action="/auth/account/email-codes">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">${say('account.setUpEmail')}</button></form>`}
-<p><a href="/auth/account/passkeys">${say('passkeys.title')}</a></p>
+${
+  p.recent &&
+  mailed.map(
+    (kind) =>
+      html`<form method="post" action="/auth/account/${mailedOf(kind).path}">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">${say(mailedOf(kind).words.setUp)}</button></form>`,
+  )
+}
+${WEBAUTHN_FACTOR_KINDS.map((kind) => html`<p><a href="/auth/account/${webauthnOf(kind).path}">${say(webauthnOf(kind).words.title)}</a></p>`)}
 <h3>${say('account.recoveryCodes')}</h3>
 <p id="codes-left">${say('account.codesLeft', { left: p.recoveryCodesLeft })}</p>
 ${

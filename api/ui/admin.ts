@@ -6,6 +6,15 @@ import { boxTabButtons, boxTabPanels } from './admin-box.js';
 import { eventsPanel, eventsTabButton } from './admin-events.js';
 import type { Branding } from '../branding.js';
 import { html } from './html.js';
+import { FACTOR_KIND_NAMES, FACTOR_KINDS } from '../factor-kinds.js';
+import { en } from '../messages/en.js';
+
+/**
+ * Each kind of factor's label in English, as the console says it (data-factor-kinds): the script
+ * reads the kinds from the page, so that a new kind needs no line in it.
+ */
+const factorKindNames = (): string =>
+  JSON.stringify(Object.fromEntries(FACTOR_KIND_NAMES.map((kind) => [kind, en[FACTOR_KINDS[kind].label]])));
 
 /** The admin console, in English (docs/guides/branding-and-languages.md), its header named as the box's pages are. */
 export function adminPage(box: string, baseUrl: string, branding: Branding): string {
@@ -19,7 +28,7 @@ export function adminPage(box: string, baseUrl: string, branding: Branding): str
 ${branding.primaryColor || branding.backgroundColor ? html`<link rel="stylesheet" href="/assets/brand.css">` : ''}
 <script type="module" src="/assets/admin.js"></script>
 </head>
-<body class="admin" data-base-url="${baseUrl}" data-client-id="${ADMIN_CLIENT_ID}" data-box="${box}">
+<body class="admin" data-base-url="${baseUrl}" data-client-id="${ADMIN_CLIENT_ID}" data-box="${box}" data-factor-kinds="${factorKindNames()}">
 <header class="topbar">
   <p class="brand">${
     branding.displayName

@@ -1,10 +1,22 @@
 // The pages of a sign-in's second step (docs/guides/second-factors.md):
-// the second factor asked for, a TOTP enrolled (its QR code and secret), codes by email set up,
-// recovery codes shown once. The forms post back to api/http/routes/factors.ts; the account page is api/ui/account-page.ts.
+// the second factor asked for, an app enrolled (its QR code and secret), mailed codes set up,
+// recovery codes shown once. No kind is named here: each kind's part of a page is drawn from its
+// declaration (api/factor-kinds.ts), by its shape — `webauthn`, `app` or `mailed`. The forms post back to api/http/routes/factors.ts; the account page is api/ui/account-page.ts.
 import { html, Html } from './html.js';
 import { field, hidden, page, passkeyButton, type Page } from './frame.js';
 import { textOf, type Say, type Text } from './language.js';
-import { appOf, type AppFactorKind } from '../factor-kinds.js';
+import {
+  appOf,
+  isAppKind,
+  isMailedKind,
+  isWebAuthnKind,
+  mailedOf,
+  webauthnOf,
+  type AppFactorKind,
+  type FactorKind,
+  type MailedFactorKind,
+  type WebAuthnFactorKind,
+} from '../factor-kinds.js';
 
 /** Where a step's page goes on to: carried by its forms. */
 export interface StepFields {
@@ -29,77 +41,91 @@ export function signInAgainPage(box: string, returnTo: string): Page {
 
 export interface SecondFactorPage extends StepFields {
   box: string;
-  /** The kinds of app the person holds (api/factor-kinds.ts `app`): a form each, with its field and words. */
-  apps: readonly AppFactorKind[];
-  passkeys: boolean;
+  /**
+   * The kinds the person holds, in the order lists show them: each drawn as its declaration says
+   * (api/factor-kinds.ts): a `webauthn` kind its button, an `app` kind a form for its code, a
+   * `mailed` kind "send a code" and a form for the code mailed.
+   */
+  kinds: readonly FactorKind[];
+  /** The person's address, where mailed codes go. */
+  address: string;
+  /** The mailed kind whose code was just sent. */
+  sent?: MailedFactorKind;
+  /**
+   * Recovery codes are left. They are no kind (api/factor-kinds.ts RECOVERY_CODES): they stand in for
+   * a factor lost, so the page offers them apart, as the way out, whatever the person holds.
+   */
   recoveryCodes: boolean;
   /** The person holds a factor (api/factor-kinds.ts): the recovery codes, their way out, stay folded. */
   hasFactor: boolean;
-  /** The sign-in asked for a passkey (acr phr) and the person has one: nothing else is offered. */
-  passkeyOnly: boolean;
-  /** The sign-in asked for a passkey and the person has none yet: their code first, then they add one. */
-  passkeyNext: boolean;
-  /** The person gets codes by email (api/people/ways/email-code.ts): at their address; `sent`: one was just mailed. */
-  email?: { address: string; sent: boolean };
+  /**
+   * The sign-in asked for a phishing-resistant factor (acr phr, which only a `webauthn` kind meets):
+   * `only`: the person holds one, and nothing else is offered; `next`: they hold none yet, their
+   * code first, then they add one.
+   */
+  phr?: 'only' | 'next';
   error?: Text;
 }
 
 /**
- * "Send a code": a form of its own, posting `send=email` to `action` (a new code replaces the
- * last) — the button's value, so that a code typed in another form of the page never asks for one.
+ * "Send a code" of a mailed kind: a form of its own, posting `send=<kind>` to `action` (a new code
+ * replaces the last) — the button's value, so that a code typed in another form of the page never asks for one.
  */
-const sendEmailCode = (say: Say, s: StepFields, action: string): Html => html`<form method="post" action="${action}">
+const sendCode = (say: Say, s: StepFields, action: string, kind: MailedFactorKind): Html => html`<form method="post" action="${action}">
 ${stepHidden(s)}
-<button type="submit" name="send" value="email" class="secondary" id="send-email-code">${say('email.send')}</button>
+<button type="submit" name="send" value="${kind}" class="secondary" id="send-${kind}-code">${say(mailedOf(kind).words.send)}</button>
 </form>`;
 
-/** Codes by email on a page: what they are, that one was sent, and how to ask for one. */
-const emailCodeIntro = (say: Say, s: StepFields, action: string, email: { address: string; sent: boolean }): Html =>
-  html`<p>${say('email.intro', { email: email.address })}</p>
-${email.sent ? html`<p class="notice" role="status" id="email-code-sent">${say('email.sent', { email: email.address })}</p>` : ''}
-${sendEmailCode(say, s, action)}`;
+/** Mailed codes of `kind` on a page: what they are, that one was sent (to `address`), and how to ask for one. */
+const mailedIntro = (say: Say, s: StepFields, action: string, kind: MailedFactorKind, address: string, sent: boolean): Html => {
+  const said = mailedOf(kind).words;
+  return html`<p>${say(said.intro, { email: address })}</p>
+${sent ? html`<p class="notice" role="status" id="${kind}-code-sent">${say(said.sent, { email: address })}</p>` : ''}
+${sendCode(say, s, action, kind)}`;
+};
 
 export function secondFactorPage(p: SecondFactorPage): Page {
+  const action = '/auth/sign-in/second-factor';
   // The passkeys script reads the page's CSRF token, return_to and acr from its inputs: a page
   // with no form (a person whose only factor is a passkey) carries them beside the button.
-  const passkey = (say: Say): Html | false =>
-    p.passkeys &&
-    html`${stepHidden(p)}
-${passkeyButton(say, 'use-passkey', say('step.usePasskey'), 'authenticate')}`;
-  const form = (
-    say: Say,
-    id: string,
-    label: Html,
-    autocomplete: string,
-    hint: Html,
-  ): Html => html`<form method="post" action="/auth/sign-in/second-factor">
+  const button = (say: Say, kind: WebAuthnFactorKind): Html => {
+    const { path, words: said } = webauthnOf(kind);
+    return html`${stepHidden(p)}
+${passkeyButton(say, `use-${kind}`, say(said.use), 'authenticate', path)}`;
+  };
+  const form = (say: Say, id: string, label: Html, autocomplete: string, hint: Html): Html => html`<form method="post" action="${action}">
 ${stepHidden(p)}
 ${field(id, label, 'text', '', {}, autocomplete)}
 <p class="hint">${hint}</p>
 <button type="submit">${say('common.continue')}</button>
 </form>`;
+  /** What a kind the person holds offers on the page, by its shape. */
+  const offered = (say: Say, kind: FactorKind): Html | '' => {
+    if (isWebAuthnKind(kind)) return button(say, kind);
+    if (isAppKind(kind)) {
+      const app = appOf(kind);
+      return form(say, app.field, say(app.words.code), 'one-time-code', say(app.words.hint));
+    }
+    if (isMailedKind(kind)) {
+      const mailed = mailedOf(kind);
+      return html`<section id="${kind}-codes"><h2>${say(mailed.words.heading)}</h2>
+${mailedIntro(say, p, action, kind, p.address, p.sent === kind)}
+${form(say, mailed.field, say(mailed.words.code), 'one-time-code', say(mailed.words.hint))}
+</section>`;
+    }
+    return '';
+  };
   return page((say) => ({
     title: say('step.title'),
     box: p.box,
     body: html`<h1>${say('step.heading')}</h1>
 ${alert(say, p.error)}
 ${
-  p.passkeyOnly
+  p.phr === 'only'
     ? html`<p>${say('step.passkeyOnly')}</p>
-${passkey(say)}`
-    : html`${p.passkeyNext ? html`<p class="notice" role="status">${say('step.passkeyNext')}</p>` : ''}
-${passkey(say)}
-${p.apps.map((kind) => {
-  const app = appOf(kind);
-  return form(say, app.field, say(app.words.code), 'one-time-code', say(app.words.hint));
-})}
-${
-  p.email &&
-  html`<section id="email-codes"><h2>${say('email.heading')}</h2>
-${emailCodeIntro(say, p, '/auth/sign-in/second-factor', p.email)}
-${form(say, 'email_code', say('email.code'), 'one-time-code', say('email.codeHint'))}
-</section>`
-}
+${p.kinds.filter(isWebAuthnKind).map((kind) => button(say, kind))}`
+    : html`${p.phr === 'next' ? html`<p class="notice" role="status">${say('step.passkeyNext')}</p>` : ''}
+${p.kinds.map((kind) => offered(say, kind))}
 ${
   p.recoveryCodes &&
   html`<details${p.hasFactor ? '' : html` open`}><summary>${say('step.lostPhone')}</summary>
@@ -114,23 +140,25 @@ export interface EnrolPage extends StepFields {
   box: string;
   /** The kind of app being set up (api/factor-kinds.ts `app`): its words, and the field of its code. */
   app: AppFactorKind;
-  /** The other kinds of app that may be set up instead: a button each (posting `setup=<kind>` to `action`). */
-  otherApps?: readonly AppFactorKind[];
+  /**
+   * The other kinds that may be set up instead (a sign-in's enrolment; the account has its own
+   * buttons), in the order lists show them: another app a button posting `setup=<kind>` to
+   * `action`, a `webauthn` kind its button, a `mailed` kind "send a code" to `action`.
+   */
+  offer?: readonly FactorKind[];
   /** Where the confirming code is posted. */
   action: string;
   /** The QR code of the otpauth:// URI, as inline SVG (no image source for the CSP to allow). */
   qrSvg: string;
   secret: string;
-  /** Only a passkey meets what the sign-in asked (acr phr). */
-  passkeyOnly: boolean;
-  /** A passkey may be added instead of the app (a sign-in's enrolment; the account has its passkeys page). */
-  offerPasskey?: boolean;
-  /** Codes by email may be set up instead, at this address (a sign-in's enrolment, where the box sends mail and the address is proven). */
-  offerEmail?: string;
+  /** The sign-in asked for acr phr: only a `webauthn` kind of `offer` meets it, and nothing else is offered. */
+  phrOnly: boolean;
   error?: Text;
 }
 
-const addPasskey = (say: Say): Html => passkeyButton(say, 'add-passkey', say('passkeys.add'), 'register');
+/** A WebAuthn kind's "add" button. */
+const addButton = (say: Say, kind: WebAuthnFactorKind): Html =>
+  passkeyButton(say, `add-${kind}`, say(webauthnOf(kind).words.add), 'register', webauthnOf(kind).path);
 
 /** A button that sets up an app of another kind instead, posted to `action`. */
 const setUpOther = (say: Say, s: StepFields, action: string, kind: AppFactorKind): Html => html`<form method="post" action="${action}">
@@ -138,17 +166,30 @@ ${stepHidden(s)}
 <button type="submit" name="setup" value="${kind}" class="secondary">${say(appOf(kind).words.setUp)}</button>
 </form>`;
 
+/** A kind other than an app offered on the enrolment page instead, by its shape. */
+const setUpInstead = (say: Say, s: StepFields, action: string, kind: FactorKind): Html | '' => {
+  if (isWebAuthnKind(kind))
+    return html`<p>${say(webauthnOf(kind).words.orAdd)}</p>
+${addButton(say, kind)}`;
+  if (isMailedKind(kind))
+    return html`<p>${say(mailedOf(kind).words.orSetUp)}</p>
+${sendCode(say, s, action, kind)}`;
+  return '';
+};
+
 export function enrolPage(p: EnrolPage): Page {
   const app = appOf(p.app);
+  const offer = p.offer ?? [];
+  const phr = offer.filter(isWebAuthnKind);
   return page((say) => ({
     title: say('enrol.title'),
     box: p.box,
-    body: p.passkeyOnly
-      ? html`<h1>${say('passkeys.add')}</h1>
+    body: p.phrOnly
+      ? html`<h1>${phr[0] ? say(webauthnOf(phr[0]).words.add) : ''}</h1>
 ${alert(say, p.error)}
 <p>${say('enrol.passkeyOnly')}</p>
 ${stepHidden(p)}
-${addPasskey(say)}`
+${phr.map((kind) => addButton(say, kind))}`
       : html`<h1>${say(app.words.heading)}</h1>
 ${alert(say, p.error)}
 <p>${say(app.words.scan)}</p>
@@ -159,25 +200,16 @@ ${stepHidden(p)}
 ${field(app.field, say('enrol.code'), 'text', '', {}, 'one-time-code')}
 <button type="submit">${say('confirm.submit')}</button>
 </form>
-${(p.otherApps ?? []).map((kind) => setUpOther(say, p, p.action, kind))}
-${
-  p.offerPasskey
-    ? html`<p>${say('enrol.orPasskey')}</p>
-${addPasskey(say)}`
-    : ''
-}
-${
-  p.offerEmail
-    ? html`<p>${say('enrol.orEmail')}</p>
-${sendEmailCode(say, p, p.action)}`
-    : ''
-}`,
+${offer.filter(isAppKind).map((kind) => setUpOther(say, p, p.action, kind))}
+${offer.map((kind) => setUpInstead(say, p, p.action, kind))}`,
   }));
 }
 
-export interface EmailCodePage extends StepFields {
+export interface MailedCodePage extends StepFields {
   box: string;
-  /** Where the code (`email_code`) and "send another" (`send=email`) are posted. */
+  /** The mailed kind being set up (api/factor-kinds.ts `mailed`): its words, and the field of its code. */
+  kind: MailedFactorKind;
+  /** Where the code and "send another" (`send=<kind>`) are posted. */
   action: string;
   /** The person's address, where the code went. */
   address: string;
@@ -186,18 +218,19 @@ export interface EmailCodePage extends StepFields {
   error?: Text;
 }
 
-/** Codes by email being set up: a code was mailed; the person types it. */
-export function emailCodePage(p: EmailCodePage): Page {
+/** Mailed codes being set up: a code was mailed; the person types it. */
+export function mailedCodePage(p: MailedCodePage): Page {
+  const mailed = mailedOf(p.kind);
   return page((say) => ({
     title: say('enrol.title'),
     box: p.box,
-    body: html`<h1>${say('email.heading')}</h1>
+    body: html`<h1>${say(mailed.words.heading)}</h1>
 ${alert(say, p.error)}
-${emailCodeIntro(say, p, p.action, { address: p.address, sent: p.sent })}
+${mailedIntro(say, p, p.action, p.kind, p.address, p.sent)}
 <form method="post" action="${p.action}">
 ${stepHidden(p)}
-${field('email_code', say('email.code'), 'text', '', {}, 'one-time-code')}
-<p class="hint">${say('email.codeHint')}</p>
+${field(mailed.field, say(mailed.words.code), 'text', '', {}, 'one-time-code')}
+<p class="hint">${say(mailed.words.hint)}</p>
 <button type="submit">${say('confirm.submit')}</button>
 </form>`,
   }));

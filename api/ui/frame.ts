@@ -93,12 +93,12 @@ ${fieldError(id, errors[id])}
 /**
  * A button the passkeys script (api/ui/browser/passkeys.ts, /assets/passkeys.js) wires: it asks
  * `data-begin` for options, lets the browser make (`register`) or use (`authenticate`) a passkey,
- * and sends what it answered to `data-finish`. Hidden until the script shows it: without the
+ * and sends what it answered to `data-finish` (under /auth/<path>/: a WebAuthn kind's, api/factor-kinds.ts `webauthn`). Hidden until the script shows it: without the
  * script or WebAuthn, the page is what it was.
  */
-export function passkeyButton(say: Say, id: string, label: Html | string, what: 'register' | 'authenticate'): Html {
+export function passkeyButton(say: Say, id: string, label: Html | string, what: 'register' | 'authenticate', path = 'passkeys'): Html {
   // The script's own words (a prompt closed, the box's refusal) travel in the page's language on its error line.
-  return html`<p class="passkey"><button type="button" id="${id}" data-begin="/auth/passkeys/${what}/options" data-finish="/auth/passkeys/${what}" hidden>${label}</button></p>
+  return html`<p class="passkey"><button type="button" id="${id}" data-begin="/auth/${path}/${what}/options" data-finish="/auth/${path}/${what}" hidden>${label}</button></p>
 <p class="error" id="passkey-error" role="alert" hidden data-closed="${say('passkey.closed')}" data-failed="${say('passkey.failed')}" data-answered="${say('passkey.answered')}"></p>
 <script type="module" src="/assets/passkeys.js"></script>`;
 }

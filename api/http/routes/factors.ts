@@ -2,14 +2,34 @@
 // step (/auth/sign-in/second-factor), enrolment when a sign-in needs a factor the person lacks
 // (/auth/sign-in/enrol, then /auth/sign-in/continue), and the factors on the person's own page
 // (/auth/account). What a code proves and what it changes is api/people/ways/'s (app-codes.ts for
-// every kind of app, email-code.ts, recovery-code.ts); where a sign-in goes on, api/people/steps.ts's.
-// This door reads the forms and the browser's cookies, and answers with pages. The kinds of app
-// are the registry's (api/factor-kinds.ts `app`): each one's form field, words and account page
-// path are read from there, none named here.
+// every kind of app, email-code.ts every kind of mailed code, recovery-code.ts); where a sign-in goes
+// on, api/people/steps.ts's. This door reads the forms and the browser's cookies, and answers with
+// pages. The kinds are the registry's (api/factor-kinds.ts): each app's and each mailed kind's form
+// field, `send` value, words and account page path are read from there, none named here; a
+// `webauthn` kind is given and added by its own routes (./passkeys.ts), and is the one a sign-in
+// asked for acr phr wants.
 import { offersSignInCodes } from '../../config.js';
 import type { Request, Response, Router } from 'express';
 import { ACR_PASSKEY } from '../../credentials/acr.js';
-import { APP_FACTOR_KINDS, appKindOfForm, appOf, hasFactor, OFFERED_APP_KINDS, type AppFactorKind } from '../../factor-kinds.js';
+import {
+  appKindOfForm,
+  appOf,
+  FACTOR_KIND_NAMES,
+  hasFactor,
+  holdsWebAuthn,
+  isAppKind,
+  isMailedKind,
+  isWebAuthnKind,
+  MAILED_FACTOR_KINDS,
+  mailedKindOfForm,
+  mailedKindToSend,
+  mailedOf,
+  OFFERED_APP_KINDS,
+  WEBAUTHN_FACTOR_KINDS,
+  type AppFactorKind,
+  type FactorKind,
+  type MailedFactorKind,
+} from '../../factor-kinds.js';
 import { CODES_MADE_PER_WINDOW, minutesUntil, secondsUntil, type Attempts, type Refusal } from '../../people/attempts.js';
 import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
@@ -29,7 +49,7 @@ import { addAppOnAccount, enrolAppInStep, giveAppCode, startApp } from '../../pe
 import type { Answer, CodeOf } from '../../people/ways/way.js';
 import type { SignInStep } from '../../store/sign-in-steps.js';
 import type { UserRow } from '../../store/users.js';
-import { emailCodePage, enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
+import { enrolPage, mailedCodePage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
 import { words, type Text } from '../../ui/language.js';
 import { browserPage } from '../browser-pages.js';
 import { pageForm } from '../body.js';
@@ -73,12 +93,14 @@ export function factorRouter(svc: FactorRouterServices): Router {
     return words(minutes === 1 ? 'code.tooManyOne' : 'code.tooMany', { minutes });
   };
   const codeOf = (req: Request, user: UserRow): CodeOf => ({ user, address: svc.addressOf(req) });
-  /** What a throttle's refusal of a mailed code says. */
-  const tooManyMails = (refusal: Refusal): Text => words('email.tooMany', { minutes: minutesUntil(refusal.retryAt) });
-  /** Codes by email being set up, posted to `action`: a code mailed (or not: `sent`), the field to type it. */
-  const emailPage = (
+  /** What a throttle's refusal of a mailed code of `kind` says. */
+  const tooManyMails = (kind: MailedFactorKind, refusal: Refusal): Text =>
+    words(mailedOf(kind).words.tooMany, { minutes: minutesUntil(refusal.retryAt) });
+  /** Mailed codes of `kind` being set up, posted to `action`: a code mailed (or not: `sent`), the field to type it. */
+  const mailedPage = (
     req: Request,
     res: Response,
+    kind: MailedFactorKind,
     user: UserRow,
     target: StepTarget,
     action: string,
@@ -89,31 +111,40 @@ export function factorRouter(svc: FactorRouterServices): Router {
     renderPage(
       res,
       status,
-      emailCodePage({ box, ...fields(req, res, target), action, address: user.email, sent, ...(error ? { error } : {}) }),
+      mailedCodePage({ box, ...fields(req, res, target), kind, action, address: user.email, sent, ...(error ? { error } : {}) }),
     );
 
   // --- the second factor of a sign-in
 
-  async function secondFactor(req: Request, res: Response, step: SignInStep, target: StepTarget, status = 200, error?: Text, sent = false) {
+  async function secondFactor(
+    req: Request,
+    res: Response,
+    step: SignInStep,
+    target: StepTarget,
+    status = 200,
+    error?: Text,
+    sent?: MailedFactorKind,
+  ) {
     const { user, factors } = await factorsOf(svc, step.userId);
-    const askedPasskey = target.acr === ACR_PASSKEY;
+    const phr = target.acr === ACR_PASSKEY ? (holdsWebAuthn(factors) ? 'only' : 'next') : undefined;
+    // A mailed kind is offered only to a person found (a code goes to their address).
+    const kinds = FACTOR_KIND_NAMES.filter((kind) => factors[kind] > 0 && (user || !isMailedKind(kind)));
     renderPage(
       res,
       status,
       secondFactorPage({
         box,
         ...fields(req, res, target),
-        apps: APP_FACTOR_KINDS.filter((kind) => factors[kind] > 0),
-        passkeys: factors.passkey > 0,
+        kinds,
+        address: user?.email ?? '',
+        ...(sent ? { sent } : {}),
         recoveryCodes: factors.recoveryCodes > 0,
         hasFactor: hasFactor(factors),
-        passkeyOnly: askedPasskey && factors.passkey > 0,
-        passkeyNext: askedPasskey && factors.passkey === 0,
-        ...(factors.email && user ? { email: { address: user.email, sent } } : {}),
+        ...(phr ? { phr } : {}),
         ...(error ? { error } : {}),
       }),
       {},
-      { script: factors.passkey > 0 },
+      { script: holdsWebAuthn(factors) },
     );
   }
 
@@ -144,16 +175,17 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const again = (status: number, error: Text) => secondFactor(req, res, step, target, status, error);
     const app = appKindOfForm(body);
     const recovery = text(body.recovery_code);
-    const emailCode = text(body.email_code);
+    const mailed = mailedKindOfForm(body);
     // A passkey is asked: a person who has one gives it; one who has none gives their code, then adds one (an enrolment).
-    if (target.acr === ACR_PASSKEY && (await factorsOf(svc, user.id)).factors.passkey > 0) return again(400, words('step.passkeyAsked'));
+    if (target.acr === ACR_PASSKEY && holdsWebAuthn((await factorsOf(svc, user.id)).factors)) return again(400, words('step.passkeyAsked'));
 
-    // "Send a code": a code by email for this step (api/people/ways/email-code.ts).
-    if (body.send === 'email') {
-      const sent = await sendCodeInStep(svc, codeOf(req, user), { step: stepToken(svc, req) }, pageLanguage(req));
+    // "Send a code": a mailed code of its kind for this step (api/people/ways/email-code.ts).
+    const toSend = mailedKindToSend(body);
+    if (toSend) {
+      const sent = await sendCodeInStep(svc, toSend, codeOf(req, user), { step: stepToken(svc, req) }, pageLanguage(req));
       if (sent === 'none') return again(400, words('step.typeCode'));
-      if (sent !== 'sent') return again(429, tooManyMails(sent.throttled));
-      return secondFactor(req, res, step, target, 200, undefined, true);
+      if (sent !== 'sent') return again(429, tooManyMails(toSend, sent.throttled));
+      return secondFactor(req, res, step, target, 200, undefined, toSend);
     }
     /** A code's answer (an app's, a mailed one) as the page: throttled, wrong (`wrong` said), the sign-in gone, or on. */
     const onward = (answer: Answer<WentOn | 'ended'>, wrong: Text) => {
@@ -163,7 +195,13 @@ export function factorRouter(svc: FactorRouterServices): Router {
       return goOn(svc, res, answer.proven, target);
     };
     const given = { from: browserFacts(svc, req), of: codeOf(req, user), step: stepToken(svc, req) };
-    if (emailCode) return onward(await giveEmailCode(svc, given.from, given.of, given.step, emailCode, target), words('email.wrongCode'));
+    if (mailed) {
+      const code = text(body[mailedOf(mailed).field]);
+      return onward(
+        await giveEmailCode(svc, mailed, given.from, given.of, given.step, code, target),
+        words(mailedOf(mailed).words.wrongCode),
+      );
+    }
     if (!app && !recovery) return again(400, words('step.typeCode'));
     if (app) {
       const code = text(body[appOf(app).field]);
@@ -205,12 +243,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
         action,
         qrSvg,
         secret: app.secret,
-        passkeyOnly: false,
-        // In a sign-in's enrolment another kind of app, or a passkey may be added instead (the account has
-        // its own buttons and its passkeys page), or codes by email.
-        ...(target !== ACCOUNT ? { otherApps: OFFERED_APP_KINDS.filter((other) => other !== kind) } : {}),
-        offerPasskey: target !== ACCOUNT,
-        ...(target !== ACCOUNT && maySetUpEmailCodes(svc, user) ? { offerEmail: user.email } : {}),
+        phrOnly: false,
+        // In a sign-in's enrolment every other kind offered may be set up instead (the account has its own buttons and pages).
+        ...(target !== ACCOUNT ? { offer: FACTOR_KIND_NAMES.filter((other) => other !== kind && offeredInEnrolment(other, user)) } : {}),
         ...(error ? { error } : {}),
       }),
       {},
@@ -232,7 +267,14 @@ export function factorRouter(svc: FactorRouterServices): Router {
     return nextStep(step.amr, (await factorsOf(svc, step.userId)).factors, target.acr, stepUp) === 'enrol' ? found : undefined;
   }
 
-  /** The enrolment of a sign-in asked for a passkey: only a passkey meets it (the passkeys script adds it). */
+  /** Whether a sign-in's enrolment offers `kind` to `user`: an app the box offers, a `webauthn` kind, mailed codes the person may set up. */
+  const offeredInEnrolment = (kind: FactorKind, user: UserRow): boolean => {
+    if (isAppKind(kind)) return OFFERED_APP_KINDS.includes(kind);
+    if (isMailedKind(kind)) return maySetUpEmailCodes(svc, user);
+    return isWebAuthnKind(kind);
+  };
+
+  /** The enrolment of a sign-in asked for a passkey: only a `webauthn` kind meets it (the passkeys script adds it). */
   const passkeyEnrolPage = (req: Request, res: Response, target: StepTarget, status = 200, error?: Text): void =>
     renderPage(
       res,
@@ -244,7 +286,8 @@ export function factorRouter(svc: FactorRouterServices): Router {
         action: '',
         qrSvg: '',
         secret: '',
-        passkeyOnly: true,
+        offer: WEBAUTHN_FACTOR_KINDS,
+        phrOnly: true,
         ...(error ? { error } : {}),
       }),
       {},
@@ -275,17 +318,21 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const setup = OFFERED_APP_KINDS.find((offered) => offered === body.setup);
     if (setup) return newAppPage(req, res, setup, user, target, action);
     const kind = appKindOfForm(body) ?? OFFERED_APP_KINDS[0]!;
-    if (body.send === 'email' || text(body.email_code)) {
+    // Mailed codes instead of an app: "send a code" (`send=<kind>`), then the code mailed typed.
+    const toSend = mailedKindToSend(body);
+    const mailed = toSend ?? mailedKindOfForm(body);
+    if (mailed) {
       if (!maySetUpEmailCodes(svc, user)) return newAppPage(req, res, kind, user, target, action, 400);
-      if (body.send === 'email') {
-        const sent = await startEmailCodes(svc, codeOf(req, user), inStep, pageLanguage(req));
+      const page = (status: number, sent: boolean, error?: Text) => mailedPage(req, res, mailed, user, target, action, sent, status, error);
+      if (toSend) {
+        const sent = await startEmailCodes(svc, toSend, codeOf(req, user), inStep, pageLanguage(req));
         if (sent === 'none') return signInAgain(res, target);
-        if (sent !== 'sent') return emailPage(req, res, user, target, action, false, 429, tooManyMails(sent.throttled));
-        return emailPage(req, res, user, target, action, true);
+        if (sent !== 'sent') return page(429, false, tooManyMails(toSend, sent.throttled));
+        return page(200, true);
       }
-      const answer = await enrolEmailInStep(svc, codeOf(req, user), stepToken(svc, req), text(body.email_code));
-      if ('throttled' in answer) return emailPage(req, res, user, target, action, false, 429, tooManyCodes(answer.throttled));
-      if ('refused' in answer) return emailPage(req, res, user, target, action, false, 401, words('email.wrongCode'));
+      const answer = await enrolEmailInStep(svc, mailed, codeOf(req, user), stepToken(svc, req), text(body[mailedOf(mailed).field]));
+      if ('throttled' in answer) return page(429, false, tooManyCodes(answer.throttled));
+      if ('refused' in answer) return page(401, false, words(mailedOf(mailed).words.wrongCode));
       if ('unchecked' in answer || answer.proven === 'ended') return signInAgain(res, target);
       handOver(svc, res, { step: answer.proven.token });
       const codes = answer.proven.codes;
@@ -359,37 +406,40 @@ export function factorRouter(svc: FactorRouterServices): Router {
     });
   }
 
-  // Codes by email set up on the person's own page: "send" (the button, or "send another") mails a
-  // code for this browser; the code typed confirms them.
-  router.post(browserPage('/auth/account/email-codes'), ...pageForm, async (req, res) => {
-    const person = await change(req, res);
-    if (!person) return;
-    const { user } = person;
-    const action = '/auth/account/email-codes';
-    if ((await factorsOf(svc, user.id)).factors.email) return account(req, res, person, 409, { error: words('account.emailAlready') });
-    if (!maySetUpEmailCodes(svc, user))
-      return account(req, res, person, 409, {
-        error: words(offersSignInCodes(svc.config.smtp) ? 'email.addressFirst' : 'email.notOffered'),
-      });
-    const typed = text((req.body as Body).email_code);
-    if (!typed) {
-      const sent = await startEmailCodes(svc, codeOf(req, user), { browser: person.browser.sid }, pageLanguage(req));
-      if (sent === 'none') return toSignIn(res);
-      if (sent !== 'sent') return emailPage(req, res, user, ACCOUNT, action, false, 429, tooManyMails(sent.throttled));
-      return emailPage(req, res, user, ACCOUNT, action, true);
-    }
-    const retry = (status: number, error: Text) => emailPage(req, res, user, ACCOUNT, action, false, status, error);
-    const answer = await addEmailOnAccount(svc, browserFacts(svc, req), person, typed, svc.addressOf(req));
-    if ('throttled' in answer) return retry(429, tooManyCodes(answer.throttled));
-    if ('unchecked' in answer) return toSignIn(res);
-    if ('refused' in answer) return retry(401, words('email.wrongCode'));
-    const added = answer.proven;
-    if (added === 'ended') return toSignIn(res);
-    if (added === 'taken') return retry(401, words('email.wrongCode'));
-    handOver(svc, res, { session: added.token });
-    const codes = added.codes;
-    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
-  });
+  // Mailed codes of each kind (api/factor-kinds.ts `mailed`) set up on the person's own page: "send"
+  // (the button, or "send another") mails a code for this browser; the code typed confirms them.
+  for (const kind of MAILED_FACTOR_KINDS) {
+    const { path, field, words: said } = mailedOf(kind);
+    const action = `/auth/account/${path}`;
+    router.post(browserPage(action), ...pageForm, async (req, res) => {
+      const person = await change(req, res);
+      if (!person) return;
+      const { user } = person;
+      if ((await factorsOf(svc, user.id)).factors[kind]) return account(req, res, person, 409, { error: words(said.already) });
+      if (!maySetUpEmailCodes(svc, user))
+        return account(req, res, person, 409, {
+          error: words(offersSignInCodes(svc.config.smtp) ? said.addressFirst : said.notOffered),
+        });
+      const page = (status: number, sent: boolean, error?: Text) => mailedPage(req, res, kind, user, ACCOUNT, action, sent, status, error);
+      const typed = text((req.body as Body)[field]);
+      if (!typed) {
+        const sent = await startEmailCodes(svc, kind, codeOf(req, user), { browser: person.browser.sid }, pageLanguage(req));
+        if (sent === 'none') return toSignIn(res);
+        if (sent !== 'sent') return page(429, false, tooManyMails(kind, sent.throttled));
+        return page(200, true);
+      }
+      const answer = await addEmailOnAccount(svc, kind, browserFacts(svc, req), person, typed, svc.addressOf(req));
+      if ('throttled' in answer) return page(429, false, tooManyCodes(answer.throttled));
+      if ('unchecked' in answer) return toSignIn(res);
+      if ('refused' in answer) return page(401, false, words(said.wrongCode));
+      const added = answer.proven;
+      if (added === 'ended') return toSignIn(res);
+      if (added === 'taken') return page(401, false, words(said.wrongCode));
+      handOver(svc, res, { session: added.token });
+      const codes = added.codes;
+      renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
+    });
+  }
 
   router.post(browserPage('/auth/account/recovery-codes'), ...pageForm, async (req, res) => {
     const person = await change(req, res);

@@ -8,13 +8,15 @@
 // nobody mail-bombs a person through it, and strangers' asks to the address never spend it); a code typed is counted before it is
 // checked, per account and per address, as an app's is (./way.ts), and taken by one UPDATE. What
 // it sets up is written as an app is (./enrolment.ts): in the transaction of what it is set up for,
-// under the person's row, with its audit event and mail.
+// under the person's row, with its audit event and mail. Every function takes the mailed kind
+// (api/factor-kinds.ts `mailed`), which the pages and routes draw from its declaration: a new kind
+// of mailed code is its declaration alone, in a way module of its own (as ./totp.ts is for apps).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { withFactor } from '../../credentials/acr.js';
 import { emailCodeHash, emailCodeTyped } from '../../credentials/email-codes.js';
 import { offersSignInCodes, type Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
-import type { FactorKindSpec } from '../../factor-kinds.js';
+import { mailedOf, type FactorKindSpec, type MailedFactorKind } from '../../factor-kinds.js';
 import { enqueueMail, type SignInCodeDetail } from '../../mail/kinds.js';
 import { findFactor, startFactor, takeEmailCode, type EmailFactor } from '../../store/factors.js';
 import { holdPerson } from '../../store/users.js';
@@ -35,14 +37,34 @@ export const FACTOR_KIND = {
   label: 'factor.emailKind',
   mailWord: 'factor.emailInMail',
   ssfCredential: 'email-code',
+  mailed: {
+    name: 'Codes by email',
+    path: 'email-codes',
+    field: 'email_code',
+    words: {
+      heading: 'email.heading',
+      intro: 'email.intro',
+      send: 'email.send',
+      sent: 'email.sent',
+      code: 'email.code',
+      hint: 'email.codeHint',
+      wrongCode: 'email.wrongCode',
+      tooMany: 'email.tooMany',
+      addressFirst: 'email.addressFirst',
+      notOffered: 'email.notOffered',
+      orSetUp: 'enrol.orEmail',
+      setUp: 'account.setUpEmail',
+      already: 'account.emailAlready',
+    },
+  },
 } as const satisfies FactorKindSpec;
 
 /** Everything a code by email does to the database itself (what it completes is ../steps.ts's, what codes set up bring ./enrolment.ts's). */
 export interface EmailCodeStore {
   /** The person's codes by email: the confirmed factor, or (`pending`) the one being set up, with the code mailed last. */
-  findFactor(db: Queryable, userId: number, kind: 'email', which?: 'confirmed' | 'pending'): Promise<EmailFactor | undefined>;
+  findFactor(db: Queryable, userId: number, kind: MailedFactorKind, which?: 'confirmed' | 'pending'): Promise<EmailFactor | undefined>;
   /** Codes by email being set up: pending; an earlier pending one is replaced. */
-  startFactor(tx: Transaction, userId: number, name: string, start: { kind: 'email' }): Promise<number>;
+  startFactor(tx: Transaction, userId: number, name: string, start: { kind: MailedFactorKind }): Promise<number>;
   /** The code taken, once (one UPDATE), while it is the last mailed, for this sign-in, unexpired; `confirm` confirms a factor being set up. */
   takeEmailCode(db: Queryable, id: number, hash: Buffer, codeFor: Buffer, now: Date, confirm?: boolean): Promise<boolean>;
   /** The person's row held until the transaction ends, as every change of their factors holds it. */
@@ -57,8 +79,6 @@ const store: EmailCodeStore = { findFactor, startFactor, takeEmailCode, holdPers
 
 /** What codes by email use of the process's services. */
 export type EmailCodeServices = WayServices & StepServices & { factorKey: Buffer; pool: Pool; config: Pick<Config, 'smtp' | 'box'> };
-
-const NAME = 'Codes by email';
 
 /** What a code is bound to: the SHA-256 of a sign-in step's id (its cookie), or of a signed-in browser's sid. */
 export type CodeFor = { step: string | undefined } | { browser: string };
@@ -100,10 +120,16 @@ async function mailCode(db: Queryable, of: CodeOf, factor: number, to: Buffer, l
 const mailCounted = async (svc: EmailCodeServices, of: CodeOf): Promise<Refusal | undefined> =>
   svc.attempts.begin([{ mailsAskedBy: of.user.id }]);
 
-/** "Send a code" in the step `to` of a sign-in: a code for the person's codes by email. */
-export async function sendCodeInStep(svc: EmailCodeServices, of: CodeOf, to: CodeFor, language?: string): Promise<Sent> {
+/** "Send a code" in the step `to` of a sign-in: a code for the person's codes of `kind`. */
+export async function sendCodeInStep(
+  svc: EmailCodeServices,
+  kind: MailedFactorKind,
+  of: CodeOf,
+  to: CodeFor,
+  language?: string,
+): Promise<Sent> {
   const bound = boundTo(to);
-  const factor = await store.findFactor(svc.pool, of.user.id, 'email');
+  const factor = await store.findFactor(svc.pool, of.user.id, kind);
   if (!factor || !bound || svc.config.smtp === undefined) return 'none';
   const refused = await mailCounted(svc, of);
   if (refused) return { throttled: refused };
@@ -111,15 +137,21 @@ export async function sendCodeInStep(svc: EmailCodeServices, of: CodeOf, to: Cod
   return 'sent';
 }
 
-/** Starts setting up codes by email for the sign-in or browser `to`: a pending factor, and its first code mailed. */
-export async function startEmailCodes(svc: EmailCodeServices, of: CodeOf, to: CodeFor, language?: string): Promise<Sent> {
+/** Starts setting up codes of `kind` for the sign-in or browser `to`: a pending factor, and its first code mailed. */
+export async function startEmailCodes(
+  svc: EmailCodeServices,
+  kind: MailedFactorKind,
+  of: CodeOf,
+  to: CodeFor,
+  language?: string,
+): Promise<Sent> {
   const bound = boundTo(to);
   if (!bound || !offersSignInCodes(svc.config.smtp)) return 'none';
   const refused = await mailCounted(svc, of);
   if (refused) return { throttled: refused };
   const started = await store.withTransaction(svc.pool, async (tx) => {
     if (!(await store.holdPerson(tx, of.user.id))) return false;
-    await mailCode(tx, of, await store.startFactor(tx, of.user.id, NAME, { kind: 'email' }), bound, language);
+    await mailCode(tx, of, await store.startFactor(tx, of.user.id, mailedOf(kind).name, { kind }), bound, language);
     return true;
   });
   return started ? 'sent' : 'none';
@@ -137,9 +169,10 @@ function matchingCode(svc: Pick<EmailCodeServices, 'factorKey'>, factor: EmailFa
 /** How a code of a sign-in is counted and recorded (./way.ts): as an app's. */
 const asSecondFactor = (of: CodeOf) => ({ address: of.address, account: of.user.email, counts: false, locked: 'second factor' });
 
-/** A code by email as the second factor of the step of `stepToken`: the way on, or `ended` (the step is gone). */
+/** A mailed code of `kind` as the second factor of the step of `stepToken`: the way on, or `ended` (the step is gone). */
 export async function giveEmailCode(
   svc: EmailCodeServices,
+  kind: MailedFactorKind,
   from: BrowserFacts,
   of: CodeOf,
   stepToken: string | undefined,
@@ -148,7 +181,7 @@ export async function giveEmailCode(
 ): Promise<Answer<WentOn | 'ended'>> {
   return signInThrough<WentOn | 'ended'>(svc, { ...asSecondFactor(of), success: 'email code' }, async () => {
     const bound = boundTo({ step: stepToken });
-    const factor = await store.findFactor(svc.pool, of.user.id, 'email');
+    const factor = await store.findFactor(svc.pool, of.user.id, kind);
     const hash = factor && bound && matchingCode(svc, factor, code, bound);
     // One UPDATE: of two requests with one code, one wins.
     if (!factor || !bound || !hash || !(await store.takeEmailCode(svc.pool, factor.id, hash, bound, new Date())))
@@ -159,27 +192,39 @@ export async function giveEmailCode(
 }
 
 /** A right code of the person's codes by email being set up: the factor, taken (once) only with what it is set up for. */
-async function pendingCode(svc: EmailCodeServices, userId: number, code: string, to: CodeFor): Promise<Confirming | undefined> {
+async function pendingCode(
+  svc: EmailCodeServices,
+  kind: MailedFactorKind,
+  userId: number,
+  code: string,
+  to: CodeFor,
+): Promise<Confirming | undefined> {
   const bound = boundTo(to);
-  const pending = bound && (await store.findFactor(svc.pool, userId, 'email', 'pending'));
+  const pending = bound && (await store.findFactor(svc.pool, userId, kind, 'pending'));
   const hash = pending && bound && matchingCode(svc, pending, code, bound);
   if (!pending || !bound || !hash) return undefined;
-  return { kind: 'email', id: pending.id, confirm: (tx) => store.takeEmailCode(tx, pending.id, hash, bound, new Date(), true) };
+  return { kind, id: pending.id, confirm: (tx) => store.takeEmailCode(tx, pending.id, hash, bound, new Date(), true) };
 }
 
 /** The code of codes by email being set up, mailed for `to`, as ./enrolment.ts checks it. */
-const pendingEmail = (svc: EmailCodeServices, userId: number, code: string, to: CodeFor): PendingCheck => ({
-  check: () => pendingCode(svc, userId, code, to),
+const pendingEmail = (svc: EmailCodeServices, kind: MailedFactorKind, userId: number, code: string, to: CodeFor): PendingCheck => ({
+  check: () => pendingCode(svc, kind, userId, code, to),
   reason: 'wrong enrolment email code',
 });
 
 /** The code of codes by email set up in the enrolment of the step of `stepToken` (./enrolment.ts). `ended`: the step is gone. */
-export const enrolEmailInStep = (svc: EmailCodeServices, of: CodeOf, stepToken: string | undefined, code: string) =>
-  enrolInStep(svc, of, stepToken, pendingEmail(svc, of.user.id, code, { step: stepToken }));
+export const enrolEmailInStep = (svc: EmailCodeServices, kind: MailedFactorKind, of: CodeOf, stepToken: string | undefined, code: string) =>
+  enrolInStep(svc, of, stepToken, pendingEmail(svc, kind, of.user.id, code, { step: stepToken }));
 
 /**
  * The code of codes by email set up on the person's own page, confirmed with the session it
  * strengthens (./enrolment.ts). `ended`: the session ended meanwhile; `taken`: the code was used meanwhile.
  */
-export const addEmailOnAccount = (svc: EmailCodeServices, from: BrowserFacts, person: SignedInPerson, code: string, address: string) =>
-  enrolOnAccount(svc, from, person, address, pendingEmail(svc, person.user.id, code, { browser: person.browser.sid }));
+export const addEmailOnAccount = (
+  svc: EmailCodeServices,
+  kind: MailedFactorKind,
+  from: BrowserFacts,
+  person: SignedInPerson,
+  code: string,
+  address: string,
+) => enrolOnAccount(svc, from, person, address, pendingEmail(svc, kind, person.user.id, code, { browser: person.browser.sid }));

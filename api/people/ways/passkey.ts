@@ -53,6 +53,10 @@ export const FACTOR_KIND = {
   label: 'factor.passkeyKind',
   mailWord: 'factor.passkeyInMail',
   ssfCredential: 'fido2-platform',
+  webauthn: {
+    path: 'passkeys',
+    words: { use: 'step.usePasskey', add: 'passkeys.add', title: 'passkeys.title', orAdd: 'enrol.orPasskey' },
+  },
 } as const satisfies FactorKindSpec;
 
 /**

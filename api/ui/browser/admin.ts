@@ -202,8 +202,11 @@ function verificationState(user: User): string {
   return 'Not verified: apps are told the address is unproven. Vouching for it ends the password, factors and sign-ins of whoever made the account.';
 }
 
-/** Words for the kinds the console has words for; any other kind (api/factor-kinds.ts) is shown by its name: a new kind needs no line here. */
-const KIND_NAMES: Partial<Record<FactorKind, string>> = { passkey: 'Passkey', totp: 'Authenticator app' };
+/**
+ * Each kind's label, as the page hands it (api/ui/admin.ts data-factor-kinds, from api/factor-kinds.ts):
+ * a new kind needs no line here; a kind the page does not name (a newer release's) is shown by its name.
+ */
+const KIND_NAMES = JSON.parse(document.body.dataset.factorKinds ?? '{}') as Partial<Record<FactorKind, string>>;
 
 /** The selected person's factors, under their form. */
 async function loadFactors(user: User): Promise<void> {

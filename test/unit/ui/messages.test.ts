@@ -2,7 +2,7 @@
 // by Accept-Language, and written right to left where a language is.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import { APP_FACTOR_KINDS } from '../../../api/factor-kinds.js';
+import { FACTOR_KIND_NAMES, isWebAuthnKind, MAILED_FACTOR_KINDS } from '../../../api/factor-kinds.js';
 import { MAIL_LANGUAGES, mailLanguageProblems } from '../../../api/mail/templates.js';
 import { PLAIN_LOOK } from '../../../api/ui/frame.js';
 import { catalogueProblems, LANGUAGES, pickLanguage, sayer, shown, words, type Language, type Text } from '../../../api/ui/language.js';
@@ -113,13 +113,11 @@ describe('the words of a German page', function () {
     inGerman(
       secondFactorPage({
         ...step,
-        apps: APP_FACTOR_KINDS,
-        passkeys: false,
+        kinds: FACTOR_KIND_NAMES.filter((kind) => !isWebAuthnKind(kind)),
+        address: 'ann@example.com',
+        sent: MAILED_FACTOR_KINDS[0]!,
         recoveryCodes: true,
         hasFactor: true,
-        passkeyOnly: false,
-        passkeyNext: false,
-        email: { address: 'ann@example.com', sent: true },
         error,
       }),
     );
