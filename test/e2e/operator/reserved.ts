@@ -4,6 +4,7 @@
 // and deleting the resource leaves the record. Otherwise whoever may write
 // Clients in a namespace could point the admin UI's client at their own
 // redirect URI and receive an admin's code.
+import net from 'node:net';
 import { expect } from 'chai';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
@@ -93,6 +94,22 @@ export function describeReserved(): void {
       await restartApi();
       expect((await adminClient()).auth.authorization_code.redirect_uri).to.equal(`${api.url}/admin/callback`);
       expect(await owners()).to.deep.equal(theBoxs);
+    });
+
+    it("starts its API again when another process took the Box's port meanwhile: the Box moved to a free one", async function () {
+      await api.stop();
+      const taken = api.port;
+      const other = net.createServer();
+      await new Promise<void>((resolve) => other.listen(taken, resolve));
+      try {
+        await restartApi();
+      } finally {
+        other.close();
+      }
+      expect(api.port).to.not.equal(taken);
+      const { spec } = await suite.cluster.json(['get', 'box', 'auth', '-n', NS]);
+      expect(spec).to.include({ port: api.port, baseUrl: `http://127.0.0.1:${api.port}` });
+      expect((await adminClient()).auth.authorization_code.redirect_uri).to.equal(`http://127.0.0.1:${api.port}/admin/callback`);
     });
   });
 }
