@@ -272,6 +272,9 @@ async function main(): Promise<void> {
   child!.on('exit', (code, signal) => stopped(code ?? (signal ? 1 : 0)));
 }
 
+/** What a box (api/main.ts) or a host of boxes says once it serves. */
+const SERVING = /^boxauth: (box ".*" is serving at|host of \d+ boxes)/m;
+
 /** A box that stopped before it served: what it wrote to stderr, its exit code. */
 class BoxStopped extends Error {
   constructor(
@@ -283,7 +286,7 @@ class BoxStopped extends Error {
 }
 
 /**
- * The box's process, once it says it serves (its banner); its stderr goes on to ours. BoxStopped when it
+ * The box's process, once it says it serves (SERVING); its stderr goes on to ours. BoxStopped when it
  * stops before. `started` learns of the process at once (a signal to run-box stops it).
  */
 function serving(file: string, args: string[], env: Record<string, string>, started: (child: ChildProcess) => void): Promise<ChildProcess> {
@@ -299,7 +302,7 @@ function serving(file: string, args: string[], env: Record<string, string>, star
     let output = '';
     const read = (chunk: Buffer): void => {
       output += chunk.toString('utf8');
-      if (!/ is serving at /.test(output)) return;
+      if (!SERVING.test(output)) return;
       child.stderr.off('data', read);
       child.off('exit', exited);
       resolve(child);
