@@ -25,7 +25,7 @@ export { span, startTracing, stopTracing, type SpanNotes, type TracingConfig } f
 export { OPERATOR_CONFIG_VARIABLES, variablesHelp } from './config-reference.js';
 export { ApiError, errorMessage, ValidationError } from './errors.js';
 export { createLogger, redactUrl, type Logger } from './log.js';
-export { freePort, listenOn, PortUnavailable } from './listen.js';
+export { freePort, listenOn, onFreePorts, PortUnavailable } from './listen.js';
 export { projectPath } from './paths.js';
 export { parseDatabaseUrl, rewriteDatabaseUrl } from './database-url.js';
 

@@ -16,12 +16,12 @@
 // `make e2e-pods` (test/pods, on the real kubelet of `make cluster-up`) does: the image and its user,
 // the read-only root filesystem, the probes, the preStop pause, rolling updates, Services through
 // kube-proxy and CoreDNS, and the kubelet's own projection and rotation of ServiceAccount tokens.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { errorMessage, freePort, projectPath } from '../api/public.js';
+import { errorMessage, onFreePorts, projectPath } from '../api/public.js';
 import { DEPLOYMENTS, HttpKube, isNotFound, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
 import { secretValue, type SecretObject } from './secrets.js';
 
@@ -220,11 +220,6 @@ async function main(): Promise<void> {
   const kube = HttpKube.fromEnvironment();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
   const { container, env, renewToken, syncVolumes } = await podOf(kube, namespace, box, dir);
-  // Pods each have their own ports; boxes run here share the machine's, where the Deployment's metrics
-  // port (9464) and gRPC decision port (9001) are make run's: free ones unless asked for (make box
-  // METRICS_PORT=… GRPC_PORT=…).
-  env.BOXAUTH_METRICS_PORT = process.env.BOXAUTH_METRICS_PORT || String(await freePort());
-  env.BOXAUTH_GRPC_PORT = process.env.BOXAUTH_GRPC_PORT || String(await freePort());
   const renewal =
     renewToken &&
     setInterval(() => {
@@ -237,22 +232,84 @@ async function main(): Promise<void> {
     setInterval(() => {
       syncVolumes().catch((err: unknown) => process.stderr.write(`run-box: could not update the Secret volumes: ${errorMessage(err)}\n`));
     }, VOLUME_SYNC_MS);
-  const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
-  process.stderr.write(
-    `run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, metrics on ${env.BOXAUTH_METRICS_PORT}, ` +
-      `gRPC decisions on ${env.BOXAUTH_GRPC_PORT}, ` +
-      `base URL ${env.BOXAUTH_BASE_URL}` +
-      `${renewToken ? `, ServiceAccount token in ${dir}` : ''})\n`,
-  );
-  // PATH is the one thing the image gives besides the container's env.
-  const child = spawn(file!, args, { cwd: projectPath(), env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'inherit' });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-  child.on('exit', (code, signal) => {
+  const stopped = (code: number): void => {
     clearInterval(renewal);
     clearInterval(volumeSync);
     kube.close();
     fs.rmSync(dir, { recursive: true, force: true });
-    process.exit(code ?? (signal ? 1 : 0));
+    process.exit(code);
+  };
+  let child: ChildProcess | undefined;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (child ? child.kill(signal) : stopped(1)));
+  // Pods each have their own ports; boxes run here share the machine's, where the Deployment's metrics
+  // port (9464) and gRPC decision port (9001) are make run's: free ones unless asked for (make box
+  // METRICS_PORT=… GRPC_PORT=…), and new free ones when another process took one before the box listened.
+  const picked = ['METRICS', 'GRPC'].filter((name) => !process.env[`BOXAUTH_${name}_PORT`]);
+  const taken = new RegExp(`\\(BOXAUTH_(${picked.join('|') || '-'})_PORT\\) is in use`);
+  try {
+    child = await onFreePorts(
+      2,
+      ([metricsPort, grpcPort]) => {
+        env.BOXAUTH_METRICS_PORT = process.env.BOXAUTH_METRICS_PORT || String(metricsPort);
+        env.BOXAUTH_GRPC_PORT = process.env.BOXAUTH_GRPC_PORT || String(grpcPort);
+        const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
+        process.stderr.write(
+          `run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, metrics on ${env.BOXAUTH_METRICS_PORT}, ` +
+            `gRPC decisions on ${env.BOXAUTH_GRPC_PORT}, ` +
+            `base URL ${env.BOXAUTH_BASE_URL}` +
+            `${renewToken ? `, ServiceAccount token in ${dir}` : ''})\n`,
+        );
+        return serving(file!, args, env, (started) => {
+          child = started;
+        });
+      },
+      (err) => err instanceof BoxStopped && taken.test(err.output),
+    );
+  } catch (err) {
+    process.stderr.write(`run-box: ${errorMessage(err)}\n`);
+    stopped(err instanceof BoxStopped ? err.code : 1);
+  }
+  child!.on('exit', (code, signal) => stopped(code ?? (signal ? 1 : 0)));
+}
+
+/** What a box (api/main.ts) or a host of boxes says once it serves. */
+const SERVING = /^boxauth: (box ".*" is serving at|host of \d+ boxes)/m;
+
+/** A box that stopped before it served: what it wrote to stderr, its exit code. */
+class BoxStopped extends Error {
+  constructor(
+    readonly output: string,
+    readonly code: number,
+  ) {
+    super(`the box stopped before it served (exit code ${code})`);
+  }
+}
+
+/**
+ * The box's process, once it says it serves (SERVING); its stderr goes on to ours. BoxStopped when it
+ * stops before. `started` learns of the process at once (a signal to run-box stops it).
+ */
+function serving(file: string, args: string[], env: Record<string, string>, started: (child: ChildProcess) => void): Promise<ChildProcess> {
+  // PATH is the one thing the image gives besides the container's env.
+  const child = spawn(file, args, {
+    cwd: projectPath(),
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['inherit', 'inherit', 'pipe'],
+  });
+  started(child);
+  child.stderr.pipe(process.stderr);
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const read = (chunk: Buffer): void => {
+      output += chunk.toString('utf8');
+      if (!SERVING.test(output)) return;
+      child.stderr.off('data', read);
+      child.off('exit', exited);
+      resolve(child);
+    };
+    const exited = (code: number | null): void => reject(new BoxStopped(output, code ?? 1));
+    child.stderr.on('data', read);
+    child.once('exit', exited);
   });
 }
 

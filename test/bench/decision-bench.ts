@@ -14,11 +14,9 @@
 // ask the same App with the same JWT whether the caller may call an MCP tool, with the
 // JSON-RPC body as the gateway sends it with the check (decisions.ts TOOL_CALL): beside
 // decide_*_jwt, they show what reading the body costs the gate (issue 54).
-import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { projectPath } from '../../api/paths.js';
 import { sleep, type Box } from '../support/box.js';
-import { freePort } from '../support/ports.js';
+import { startCeiling } from './ceiling-start.js';
 import { settledCounters } from './db-stats.js';
 import {
   APP_POLICIES,
@@ -151,17 +149,19 @@ async function measureCeiling(
   postgresPid: number | undefined,
   log: Log,
 ): Promise<[closed: Row, fixed: Row]> {
-  const port = await freePort();
-  const target = door.target(port);
-  const child = spawn(process.execPath, [projectPath('dist', 'test', 'bench', door.ceilingScript)], {
-    env: { ...process.env, ...trust, CEILING_PORT: String(port), CEILING_WORKERS: String(LOAD.workers) },
-    stdio: 'inherit',
-  });
+  let target = '';
+  const { child, exited } = await startCeiling(
+    door.ceilingScript,
+    { ...process.env, ...trust, CEILING_WORKERS: String(LOAD.workers) },
+    async (port, started) => {
+      target = door.target(port);
+      for (let i = 0; (await door.ask(target, jwt).catch(() => false)) !== true; i++) {
+        if (i === 100 || started.exitCode !== null) throw new Error(`${door.ceilingScript} did not answer`);
+        await sleep(100);
+      }
+    },
+  );
   try {
-    for (let i = 0; (await door.ask(target, jwt).catch(() => false)) !== true; i++) {
-      if (i === 100) throw new Error(`${door.ceilingScript} did not start`);
-      await sleep(100);
-    }
     const closed = row(`ceiling_decision_${door.key}`, door.ceilingTitle, await door.load(target, child.pid!, jwt, postgresPid), log);
     const fixed = row(
       `ceiling_decision_${door.key}_rate`,
@@ -172,6 +172,7 @@ async function measureCeiling(
     return [closed, fixed];
   } finally {
     child.kill('SIGTERM');
+    await exited;
   }
 }
 

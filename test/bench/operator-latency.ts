@@ -14,7 +14,7 @@ import { SECRETS } from '../../operator/kube.js';
 import { basic } from '../e2e/operator/suite.js';
 import type { Box } from '../support/box.js';
 import { OperatorProcess, TestCluster } from '../support/kube.js';
-import { freePort } from '../support/ports.js';
+import { onFreePorts } from '../support/ports.js';
 import { summary } from './latency.js';
 
 const N = Number(process.env.BENCH_CLIENTS ?? 50);
@@ -40,19 +40,25 @@ async function main(): Promise<void> {
       BOXAUTH_DATA_DIR: dataDir,
       BOXAUTH_LOG_LEVEL: process.env.BENCH_OPERATOR_LOG ? 'debug' : 'warn',
     });
-    const port = await freePort();
     await cluster.k(['create', 'namespace', NS]);
-    await cluster.k(
-      ['apply', '-f', '-'],
-      JSON.stringify({
-        apiVersion: 'boxauth.io/v1alpha1',
-        kind: 'Box',
-        metadata: { name: 'auth', namespace: NS },
-        spec: { port, baseUrl: `http://127.0.0.1:${port}` },
-      }),
+    // The Box's port is its API's, on this machine: the Box again on a new one when another process took it before the API listened.
+    api = await onFreePorts(
+      1,
+      async ([port]) => {
+        await cluster.k(
+          ['apply', '-f', '-'],
+          JSON.stringify({
+            apiVersion: 'boxauth.io/v1alpha1',
+            kind: 'Box',
+            metadata: { name: 'auth', namespace: NS },
+            spec: { port, baseUrl: `http://127.0.0.1:${port}` },
+          }),
+        );
+        await cluster.k(['wait', '--for=condition=Ready', 'box/auth', '-n', NS, '--timeout=60s']);
+        return (await cluster.runDeployment(NS, 'auth')).box;
+      },
+      (err) => /\(BOXAUTH_PORT\) is in use/.test(String(err)),
     );
-    await cluster.k(['wait', '--for=condition=Ready', 'box/auth', '-n', NS, '--timeout=60s']);
-    api = (await cluster.runDeployment(NS, 'auth')).box;
 
     /** Polls (every 10 ms) until the client's generated Secret exists and its value gets a token. */
     const untilToken = async (id: string, started: number): Promise<number> => {

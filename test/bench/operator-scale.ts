@@ -37,9 +37,9 @@ import {
   type KObject,
   type ResourceType,
 } from '../../operator/kube.js';
-import { basic } from '../e2e/operator/suite.js';
+import { basic, onPickedPort } from '../e2e/operator/suite.js';
 import type { Box } from '../support/box.js';
-import { KUBE_BIN, OperatorProcess, TestCluster } from '../support/kube.js';
+import { eventually, KUBE_BIN, OperatorProcess, TestCluster } from '../support/kube.js';
 import { freePort } from '../support/ports.js';
 import { children } from './process-stats.js';
 
@@ -445,7 +445,19 @@ export async function operatorScale(options: OperatorScaleOptions): Promise<Oper
     // `kubectl wait` would): each try before its record is written is a failed client authentication, which the box
     // checks against a dummy argon2id hash and counts (BOXAUTH_CLIENT_AUTH_MAX_FAILURES: 40 a minute per address),
     // so that trying every 10 ms from the start had the box refuse the bench's address for up to a minute.
-    api = (await cluster.runDeployment(NS(0), 'auth')).box;
+    // On the port picked at the start; when another process took it since, the Box moves to a free one.
+    api = await onPickedPort(
+      async () => (await cluster.runDeployment(NS(0), 'auth')).box,
+      async (port) => {
+        const patch = { spec: { port, baseUrl: `http://127.0.0.1:${port}` } };
+        await cluster.k(['patch', 'box', 'auth', '-n', NS(0), '--type=merge', '-p', JSON.stringify(patch)]);
+        await eventually('the moved Box Ready', async () => {
+          const box = await cluster.json(['get', 'box', 'auth', '-n', NS(0)]);
+          const ready = box.status?.conditions?.find((c: any) => c.type === 'Ready');
+          return ready?.status === 'True' && box.status.observedGeneration === box.metadata.generation;
+        });
+      },
+    );
     const refusals: Record<string, number> = {};
     const tokenWorks = async (id: string, secret: string): Promise<boolean> => {
       const { status } = await api!.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });

@@ -7,13 +7,13 @@
 // worker, and again with 100,000 clients, 5,000,000 sessions and 1,000,000 DPoP
 // proofs in the database. A row that fails (its wrk past its deadline) is reported
 // as failed and the others still run. Prints a table and writes bench-results.json.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { projectPath } from '../../api/paths.js';
 import { Box, sleep } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
-import { freePort } from '../support/ports.js';
+import { startCeiling } from './ceiling-start.js';
 import { benchServer, checkpoint, freshDatabase, runSql, showSetting } from './database.js';
 import { benchDecisions, DECISION_KEYS, type DecisionResults } from './decision-bench.js';
 import { benchDpop, DPOP_KEYS, dpopTokenRequests, measureOnce, PROOFS, proofCheckCpu } from './dpop-bench.js';
@@ -132,16 +132,16 @@ async function measureCeiling(
   db: { url: string; postgresPid?: number },
   inFlight?: number,
 ): Promise<Row> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const [probe, ...requests] = ceilingRequests(kind, url, seeded);
   const client =
     kind === 'refresh' ? seeded.refreshClient : kind === 'dpop' ? seeded.opaque : kind === 'assertion' ? seeded.privateKeyJwt : seeded.jwt;
   const script = kind === 'bare' ? 'ceiling.js' : 'ceiling-durable.js';
-  const child = spawn(process.execPath, [projectPath('dist', 'test', 'bench', script)], {
-    env: {
+  let url = '';
+  let probe: BenchRequest | undefined;
+  let requests: BenchRequest[] = [];
+  const { child, exited } = await startCeiling(
+    script,
+    {
       ...process.env,
-      CEILING_PORT: String(port),
       CEILING_WORKERS: String(WORKERS),
       CEILING_CLIENT_ID: client.id,
       CEILING_CLIENT_SECRET: 'secret' in client ? client.secret : '',
@@ -152,11 +152,13 @@ async function measureCeiling(
       CEILING_IN_FLIGHT: String(inFlight ?? 1),
       CEILING_REFRESH_TOKENS: String(REFRESH_TOKENS),
     },
-    stdio: 'inherit',
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+    async (port, started) => {
+      url = `http://127.0.0.1:${port}`;
+      [probe, ...requests] = ceilingRequests(kind, url, seeded);
+      await answers(url, probe!, started);
+    },
+  );
   try {
-    await answers(url, probe!, child);
     await checkpoint(db.url);
     const title = inFlight === undefined ? CEILING_TITLES[kind] : `${CEILING_TITLES[kind]} (${inFlight} in flight)`;
     const key = kind === 'bare' ? 'ceiling' : `ceiling_${kind}`;

@@ -21,7 +21,6 @@ import os from 'node:os';
 import { projectPath } from '../../api/paths.js';
 import { Box, sleep } from '../support/box.js';
 import { Host } from '../support/host.js';
-import { freePort } from '../support/ports.js';
 import { benchServer, checkpoint, freshDatabase } from './database.js';
 import type { LatencySummary } from './latency.js';
 import { wrkAvailable, type BenchRequest } from './load.js';
@@ -225,16 +224,19 @@ async function main(): Promise<void> {
     const dedicatedIdle = [await idleDedicated(dedicated, db.url, DEDICATED_WORKERS)];
     log(`dedicated box idle: ${dedicatedIdle[0]!.rssMb.toFixed(0)} MB RSS, ${dedicatedIdle[0]!.connections.total} connections`);
 
-    const inspectPort = await freePort();
     host = await Host.start(
       [],
       { BOXAUTH_HOST_IDLE_SECONDS: String(IDLE_SECONDS) },
       {
         logFile: `${dataDir}/host.log`,
         // Its inspector, on loopback, to collect its garbage before each reading of its memory (./tenant-idle.ts).
-        nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`, ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])],
+        nodeArgs: ['--inspect=127.0.0.1:0', ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])],
       },
     );
+    // Its inspector took a port of its own and named it in the log.
+    const inspector = /Debugger listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(fs.readFileSync(`${dataDir}/host.log`, 'utf8'));
+    if (!inspector) throw new Error(`the host's inspector did not say its port (${dataDir}/host.log)`);
+    const inspectPort = Number(inspector[1]);
     const empty = await hostMemory(host, inspectPort);
     for (const name of teams) await host.add({ team: name, databaseUrl: urls.get(name)! }, { write: false });
     const t0 = Date.now();

@@ -6,6 +6,7 @@ import * as oauth from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Box, eventually, sleep } from '../support/box.js';
 import { launchBrowser, screenshot, startExampleApp, type ExampleApp } from '../support/browser.js';
+import { startAll } from '../support/start-all.js';
 
 describe('browser flows (Chromium)', function () {
   this.timeout(60_000);
@@ -18,7 +19,7 @@ describe('browser flows (Chromium)', function () {
   const password = 'ann-password-1';
 
   before(async function () {
-    [box, app, browser] = await Promise.all([Box.start(), startExampleApp(), launchBrowser()]);
+    [box, app, browser] = await startAll([Box.start(), startExampleApp(), launchBrowser()]);
     root = await box.rootToken();
     const callback = `${app.url}/callback.html`;
     // The example app's client (examples/browser-app/client.yaml), pointed at this test's app server.

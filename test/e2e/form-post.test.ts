@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, ConsoleMessage } from 'playwright-core';
 import { Box, basic } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
+import { startAll } from '../support/start-all.js';
 
 const ANN = { email: 'ann@example.com', password: 'ann-password-1' };
 const SECRET = 'rp-secret-123';
@@ -33,7 +34,7 @@ describe('response_mode=form_post (Chromium)', function () {
     });
     await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
     callback = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/cb`;
-    [box, browser] = await Promise.all([Box.start(), launchBrowser()]);
+    [box, browser] = await startAll([Box.start(), launchBrowser()]);
     const root = await box.rootToken();
     expect((await box.json('POST', '/users', ANN, root)).status).to.equal(201);
     const client = {

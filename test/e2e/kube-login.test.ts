@@ -20,6 +20,7 @@ import { KUBE_BIN, KUBECTL_CLIENT, TestCluster } from '../support/kube.js';
 import { GROUPS_DN, PEOPLE, PEOPLE_DN, SERVICE, startSlapd, type Slapd } from '../support/slapd.js';
 import { testCa, type TestCa } from '../support/tls.js';
 import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
+import { startAll } from '../support/start-all.js';
 
 const CLI = projectPath('bin', 'boxauth.js');
 const KUBECTL = path.join(KUBE_BIN, 'kubectl');
@@ -381,7 +382,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     let slapd: Slapd;
 
     before(async function () {
-      [upstream, slapd] = await Promise.all([Box.start({ hostname: 'localhost' }), startSlapd()]);
+      [upstream, slapd] = await startAll([Box.start({ hostname: 'localhost' }), startSlapd()]);
       // B's and the directory's eng are the box's devs, which may read namespaces. Both are
       // trusted for emails: the API server takes an email as the username only when verified.
       const linking = { trustEmail: true };

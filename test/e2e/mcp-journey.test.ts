@@ -32,6 +32,7 @@ import { testCa, type TestCa } from '../support/tls.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { mcpNginxConf } from './gateways/configs.js';
 import { startNginx, type Gateway } from './gateways/launch.js';
+import { startAll } from '../support/start-all.js';
 
 const GUIDE = projectPath('docs', 'guides', 'mcp-servers.md');
 const SAM = { email: 'sam@example.com', password: 'sam-password-1' };
@@ -71,7 +72,7 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
 
   before(async function () {
     ca = testCa();
-    [callback, mcp] = await Promise.all([startCallback(), startMcpServer()]);
+    [callback, mcp] = await startAll([startCallback(), startMcpServer()]);
     document = await serveMetadataDocument(ca, '/agents/files-agent.json', (url) => ({
       client_id: url,
       client_name: 'Files Agent',

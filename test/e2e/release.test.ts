@@ -15,7 +15,7 @@ import { Box } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { eventually, KUBE_BIN, run, TestCluster, TOOLS_BIN, type RunResult } from '../support/kube.js';
 import { elfMachine, inImageArgs, OCI_INDEX, OciLayout, type PlatformImage } from '../support/oci-image.js';
-import { freePort } from '../support/ports.js';
+import { onFreePorts } from '../support/ports.js';
 import { createDatabase } from '../support/postgres.js';
 import { serveFiles } from '../support/static-files.js';
 
@@ -192,14 +192,13 @@ describe('the release artifacts, installed as a user installs them', function ()
 
     it("starts the API, which hashes the first admin's password with argon2, signs her in and answers discovery", async function () {
       this.timeout(480_000);
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
       const password = `arm64-${randomBytes(6).toString('hex')}-Passw0rd`;
-      const env = {
-        DATABASE_URL: await createDatabase('arm64'),
+      const database = await createDatabase('arm64');
+      const armEnv = (port: number): Record<string, string> => ({
+        DATABASE_URL: database,
         BOXAUTH_PORT: String(port),
         BOXAUTH_HOST: '127.0.0.1',
-        BOXAUTH_BASE_URL: url,
+        BOXAUTH_BASE_URL: `http://127.0.0.1:${port}`,
         BOXAUTH_DATA_DIR: '/tmp/boxauth',
         BOXAUTH_ROOT_CLIENT_SECRET: `root-${randomBytes(12).toString('hex')}`,
         BOXAUTH_ADMIN_EMAIL: 'ann@example.com',
@@ -207,10 +206,15 @@ describe('the release artifacts, installed as a user installs them', function ()
         // Emulated, a connection's SCRAM exchange and a statement take many times what they take natively.
         BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS: '60000',
         BOXAUTH_DATABASE_STATEMENT_TIMEOUT_MS: '60000',
-      };
+      });
       const command = inImageArgs(rootfs, image.config, image.config.config.Cmd, { inherit: true });
-      // About a minute on two cores, 134 s with a load of 12 on them.
-      box = await Box.runContainer(command, env, url, undefined, 360_000);
+      // About a minute on two cores, 134 s with a load of 12 on them. Again on another port when another process took this one first.
+      box = await onFreePorts(
+        1,
+        ([port]) => Box.runContainer(command, armEnv(port), `http://127.0.0.1:${port}`, undefined, 360_000),
+        (err) => /\(BOXAUTH_PORT\) is in use/.test(String(err)),
+      );
+      const url = box.url;
       // The API's process is the image's aarch64 Node, run by qemu-user (the interpreter binfmt_misc gave it).
       expect(fs.readlinkSync(`/proc/${box.process!.pid}/exe`)).to.match(/qemu.*aarch64|aarch64.*qemu|aarch64-binfmt/);
       const discovery = await box.request('GET', '/.well-known/openid-configuration');
@@ -292,39 +296,50 @@ describe('the release artifacts, installed as a user installs them', function ()
 
     it('runs the API with boxauth-api (its embedded PostgreSQL), which the installed CLI manages', async function () {
       this.timeout(5 * 60_000);
-      const [port, metricsPort] = [await freePort(), await freePort()];
       const secret = randomBytes(24).toString('base64url');
       const data = path.join(work, 'data');
-      api = spawn('boxauth-api', [], {
-        cwd: work,
-        env: {
-          ...env,
-          BOXAUTH_PORT: String(port),
-          BOXAUTH_METRICS_PORT: String(metricsPort),
-          BOXAUTH_HOST: '127.0.0.1',
-          BOXAUTH_DATA_DIR: data,
-          BOXAUTH_ROOT_CLIENT_SECRET: secret,
-          BOXAUTH_WORKERS: '1',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
       let output = '';
-      api.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-      api.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      const exited = new Promise<number | null>((resolve) => api!.on('exit', (code) => resolve(code)));
-      const serving = eventually(
-        'boxauth-api serving',
-        async () => (await fetch(`http://127.0.0.1:${port}/.well-known/openid-configuration`).catch(() => undefined))?.status === 200,
-        4 * 60_000,
+      let exited!: Promise<number | null>;
+      // The ports are picked here: again on new ones when another process took one before the API listened.
+      const port = await onFreePorts(
+        3,
+        async ([apiPort, metricsPort, grpcPort]) => {
+          output = '';
+          api = spawn('boxauth-api', [], {
+            cwd: work,
+            env: {
+              ...env,
+              BOXAUTH_PORT: String(apiPort),
+              BOXAUTH_METRICS_PORT: String(metricsPort),
+              BOXAUTH_GRPC_PORT: String(grpcPort),
+              BOXAUTH_HOST: '127.0.0.1',
+              BOXAUTH_DATA_DIR: data,
+              BOXAUTH_ROOT_CLIENT_SECRET: secret,
+              BOXAUTH_WORKERS: '1',
+            },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          api.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+          api.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+          exited = new Promise<number | null>((resolve) => api!.on('exit', (code) => resolve(code)));
+          const serving = eventually(
+            'boxauth-api serving',
+            async () =>
+              (await fetch(`http://127.0.0.1:${apiPort}/.well-known/openid-configuration`).catch(() => undefined))?.status === 200,
+            4 * 60_000,
+          );
+          serving.catch(() => undefined); // when the process exited first, the race has said so
+          await Promise.race([serving, exited.then((code) => Promise.reject(new Error(`boxauth-api exited (${code}):\n${output}`)))]);
+          return apiPort;
+        },
+        (err) => /\(BOXAUTH_(METRICS_|GRPC_)?PORT\) is in use/.test(String(err)),
       );
-      serving.catch(() => undefined); // when the process exited first, the race has said so
-      await Promise.race([serving, exited.then((code) => Promise.reject(new Error(`boxauth-api exited (${code}):\n${output}`)))]);
       expect(output).to.include('embedded PostgreSQL');
       const cliEnv = { ...env, BOXAUTH_URL: `http://127.0.0.1:${port}`, BOXAUTH_CLIENT_ID: 'root', BOXAUTH_CLIENT_SECRET: secret };
       const users = await runIn(home, 'boxauth', ['user', 'list', '-o', 'json'], cliEnv);
       expect(users.code, users.stderr).to.equal(0);
       expect(JSON.stringify(JSON.parse(users.stdout))).to.include('admin');
-      api.kill('SIGTERM');
+      api!.kill('SIGTERM');
       expect(await exited).to.equal(0);
       api = undefined;
     });

@@ -15,6 +15,7 @@ import { Box } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import { codeClient, type CodeClient } from '../support/code-client.js';
 import { startKeycloak, type Keycloak } from '../support/keycloak.js';
+import { startAll } from '../support/start-all.js';
 
 const REALM = 'corp';
 const KIM = { username: 'kim', email: 'kim@corp.example', firstName: 'Kim', lastName: 'Example', password: 'kim-password-1' };
@@ -35,7 +36,7 @@ describe('Keycloak as a SAML identity provider signs people in to the box', func
     appServer = http.createServer((_req, res) => res.end('the app'));
     await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
     appCallback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
-    [box, keycloak, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), startKeycloak(), launchBrowser()]);
+    [box, keycloak, browser] = await startAll([Box.start({ hostname: 'localhost' }), startKeycloak(), launchBrowser()]);
     await keycloak.createRealm(REALM);
     const kimId = await keycloak.createUser(REALM, KIM);
     const group = await keycloak.admin('POST', `/admin/realms/${REALM}/groups`, { name: 'eng' });

@@ -14,6 +14,7 @@ import { Box } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import { startKeycloak, type Keycloak } from '../support/keycloak.js';
 import { logTail } from '../bench/peers/process.js';
+import { startAll } from '../support/start-all.js';
 
 const REALM = 'staff';
 /** A realm whose identity provider asks the box for encrypted assertions. */
@@ -75,7 +76,7 @@ describe('Keycloak as a SAML service provider signs people in through the box', 
   before(async function () {
     // The box on another site (localhost) than Keycloak (127.0.0.1), as in production: Keycloak's
     // AuthnRequest is a cross-site POST to the box, the box's Response one to Keycloak.
-    [box, keycloak, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), startKeycloak(), launchBrowser()]);
+    [box, keycloak, browser] = await startAll([Box.start({ hostname: 'localhost' }), startKeycloak(), launchBrowser()]);
     await brokerToBox(REALM, 'keycloak', false);
     await brokerToBox(SEALED_REALM, 'keycloak-sealed', true);
     const user = await box.json(

@@ -11,6 +11,7 @@ import { Box } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import { startPySamlSp, type PySamlSp } from '../support/py-saml-sp.js';
 import { declareSamlApp } from '../support/saml-apps.js';
+import { startAll } from '../support/start-all.js';
 
 describe('SAML apps made with pysaml2 are signed out through the browser (HTTP-Redirect)', function () {
   this.timeout(180_000);
@@ -28,7 +29,7 @@ describe('SAML apps made with pysaml2 are signed out through the browser (HTTP-R
 
   before(async function () {
     // The box on another site (localhost) than its apps (127.0.0.1), as in production.
-    [box, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), launchBrowser()]);
+    [box, browser] = await startAll([Box.start({ hostname: 'localhost' }), launchBrowser()]);
     const issuerMetadata = `${box.url}/auth/saml/metadata`;
     [wiki, notes] = await Promise.all([
       startPySamlSp(issuerMetadata, 'wiki', { singleLogout: true }),

@@ -20,6 +20,7 @@ import { Box } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import { startPySamlSp, type PySamlSp } from '../support/py-saml-sp.js';
 import { declareSamlApp } from '../support/saml-apps.js';
+import { startAll } from '../support/start-all.js';
 
 const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
 
@@ -67,7 +68,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
   before(async function () {
     // The box on another site (localhost) than its apps (127.0.0.1), as in production: what crosses
     // between them is a cross-site navigation or POST, which SameSite cookies do not follow.
-    [box, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), launchBrowser()]);
+    [box, browser] = await startAll([Box.start({ hostname: 'localhost' }), launchBrowser()]);
     const issuerMetadata = `${box.url}/auth/saml/metadata`;
     [wiki, payroll, vault, portal] = await Promise.all([
       startPySamlSp(issuerMetadata, 'wiki'),

@@ -24,6 +24,7 @@ import {
 import { onFreePorts } from '../support/ports.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { startGateway, startUpstream, type Gateway, type Received, type Upstream } from './gateways/launch.js';
+import { startAll } from '../support/start-all.js';
 
 const ANN = { email: 'ann@example.com', password: 'ann-password-1' };
 const APP = 'wiki';
@@ -45,7 +46,7 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
   let lastStep = 0;
 
   before(async function () {
-    [box, upstream, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), startUpstream(), launchBrowser()]);
+    [box, upstream, browser] = await startAll([Box.start({ hostname: 'localhost' }), startUpstream(), launchBrowser()]);
     boxOrigin = box.url;
     const root = await box.rootToken();
     const staff = (await box.json('POST', '/groups', { name: 'staff' }, root)).body.id;

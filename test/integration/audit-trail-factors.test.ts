@@ -12,6 +12,7 @@ import { Box, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
+import { startAll } from '../support/start-all.js';
 
 const PASSWORD = 'a-good-password-1';
 
@@ -188,7 +189,7 @@ describe('the audit trail of upstream identities: written with the change', func
   let b: Box;
 
   before(async function () {
-    [a, b] = await Promise.all([Box.start(), Box.start({ hostname: 'localhost' })]);
+    [a, b] = await startAll([Box.start(), Box.start({ hostname: 'localhost' })]);
     await connectUpstream(a, b, 'corp', { displayName: 'Corp', linking: { trustEmail: true } });
   });
   after(async () => Promise.all([a?.stop(), b?.stop()]));

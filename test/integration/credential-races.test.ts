@@ -13,6 +13,7 @@ import { addDummyPasskey } from '../support/factors.js';
 import { TestSmtp } from '../support/smtp.js';
 import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
+import { startAll } from '../support/start-all.js';
 
 const PASSWORD = 'a-good-password-1';
 const MFA = 'urn:boxauth:acr:mfa';
@@ -26,7 +27,7 @@ describe('an identity at a provider taken over', function () {
   let b: Box;
 
   before(async function () {
-    [a, b] = await Promise.all([Box.start(), Box.start({ hostname: 'localhost' })]);
+    [a, b] = await startAll([Box.start(), Box.start({ hostname: 'localhost' })]);
     await connectUpstream(a, b, 'corp', { displayName: 'Corp', linking: { trustEmail: true } });
   });
   after(async () => Promise.all([a?.stop(), b?.stop()]));
@@ -111,7 +112,7 @@ describe('a provider linked or unlinked is told by mail, as a factor is', functi
 
   before(async function () {
     smtp = await TestSmtp.start();
-    [a, b] = await Promise.all([Box.start({ env: smtp.boxEnv() }), Box.start({ hostname: 'localhost' })]);
+    [a, b] = await startAll([Box.start({ env: smtp.boxEnv() }), Box.start({ hostname: 'localhost' })]);
     await connectUpstream(a, b, 'corp', { displayName: 'Corp', linking: { trustEmail: true } });
   });
   after(async function () {

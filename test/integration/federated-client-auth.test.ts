@@ -10,6 +10,7 @@ import * as oauth from 'openid-client';
 import { assertionAuth, assertionRequest, claimsOf } from '../support/assertion.js';
 import { Box, eventually, type JsonResponse } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
+import { startAll } from '../support/start-all.js';
 
 /** What a GitHub Actions job's ID token carries (docs.github.com, "About security hardening with OpenID Connect"). */
 function githubClaims(repo: string, ref: string, audience: string): Record<string, unknown> {
@@ -65,7 +66,7 @@ describe('federated client authentication (CI tokens, auth.workload.federated)',
   }
 
   before(async function () {
-    [github, gitlab, pointing] = await Promise.all([TestIssuer.start(), TestIssuer.start(), TestIssuer.start({ jwksHost: '127.0.0.2' })]);
+    [github, gitlab, pointing] = await startAll([TestIssuer.start(), TestIssuer.start(), TestIssuer.start({ jwksHost: '127.0.0.2' })]);
     box = await Box.start({
       env: {
         BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([

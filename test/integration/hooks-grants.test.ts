@@ -12,6 +12,7 @@ import { HookServer } from '../support/hook-servers.js';
 import { allowExchange, ACCESS_TOKEN, EXCHANGE, exchangingClient, ORDERS } from '../support/exchange-chain.js';
 import { testCa, type TestCa } from '../support/tls.js';
 import { userToken } from '../support/user-token.js';
+import { startAll } from '../support/start-all.js';
 
 const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -31,7 +32,7 @@ describe('hooks at the device grant, token exchange and the implicit flow', func
 
   before(async function () {
     ca = testCa();
-    [python, go] = await Promise.all([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
+    [python, go] = await startAll([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
     const ada = await box.json('POST', '/users', { email: 'ada@example.com', password: 'a-good-password' }, root);
     expect(ada.status, ada.text).to.equal(201);
     adaId = ada.body.id;

@@ -11,6 +11,7 @@ import { FormAgent } from '../support/form-agent.js';
 import { HookServer } from '../support/hook-servers.js';
 import { Host } from '../support/host.js';
 import { testCa, type TestCa } from '../support/tls.js';
+import { startAll } from '../support/start-all.js';
 
 const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 const REDIRECT = 'https://app.example/cb';
@@ -35,7 +36,7 @@ describe("hooks at a person's tokens: access token, ID token, UserInfo", functio
 
   before(async function () {
     ca = testCa();
-    [python, go] = await Promise.all([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
+    [python, go] = await startAll([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
     await box.addClient(
       'app',
       {
@@ -161,7 +162,7 @@ describe("boxes on one host each ask their own hooks, never another box's", func
   const secret = newSecret();
   before(async function () {
     const ca = testCa();
-    [python, go] = await Promise.all([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
+    [python, go] = await startAll([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
     host = await Host.start([
       { team: 'team-a', env: ALLOWED },
       { team: 'team-b', env: ALLOWED },

@@ -15,6 +15,7 @@ import { samlKeyPair } from '../support/saml-idp.js';
 import { encodeRedirectMessage } from '../../api/saml/bindings.js';
 import { readSamlXml, SAML_NS, textOf } from '../../api/saml/xml.js';
 import { testCa, type TestCa } from '../support/tls.js';
+import { startAll } from '../support/start-all.js';
 
 const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -32,7 +33,7 @@ describe('hooks at sign-in: signingIn, personCreating, passwordImport', function
 
   before(async function () {
     ca = testCa();
-    [python, go] = await Promise.all([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
+    [python, go] = await startAll([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
     expect((await box.json('POST', '/users', { email: 'ada@example.com', password: 'a-good-password' }, root)).status).to.equal(201);
     expect((await box.json('POST', '/groups', { name: 'staff' }, root)).status).to.equal(201);
   });

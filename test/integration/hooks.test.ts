@@ -11,6 +11,7 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { basic, Box, boxForSuite, eventually } from '../support/box.js';
 import { HookServer, type HookLanguage } from '../support/hook-servers.js';
 import { testCa, type TestCa } from '../support/tls.js';
+import { startAll } from '../support/start-all.js';
 
 const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -35,7 +36,7 @@ describe('hooks: your own code at every token, in other processes', function () 
 
   before(async function () {
     ca = testCa();
-    [servers.python, servers.go] = await Promise.all([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
+    [servers.python, servers.go] = await startAll([HookServer.start('python', secret, ca), HookServer.start('go', secret, ca)]);
     ({ secret: clientSecret } = await box.addClient('svc', { auth: { client_credentials: { token_format: 'jwt' } } }));
   });
   after(async function () {

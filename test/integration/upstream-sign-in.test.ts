@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Box, basic, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { connectUpstream, idTokenOf, relyingParty, RP, TwoHostBrowser } from '../support/upstream.js';
+import { startAll } from '../support/start-all.js';
 
 const PASSWORD = 'a-good-password-1';
 
@@ -20,7 +21,7 @@ describe('signing in through an upstream OpenID Provider', function () {
 
   before(async function () {
     // A's ID tokens name people by their row id, as a box that had people before release 036 does (subjects.test.ts: the others).
-    [a, b] = await Promise.all([Box.start({ env: { BOXAUTH_PUBLIC_SUBJECTS: 'sequential' } }), Box.start({ hostname: 'localhost' })]);
+    [a, b] = await startAll([Box.start({ env: { BOXAUTH_PUBLIC_SUBJECTS: 'sequential' } }), Box.start({ hostname: 'localhost' })]);
     await connectUpstream(a, b, 'corp', {
       displayName: 'Corp',
       linking: { trustEmail: true },

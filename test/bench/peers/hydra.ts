@@ -3,15 +3,19 @@
 // logging at info), its schema made by `hydra migrate sql up`.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { freePort } from '../../support/ports.js';
+import { onFreePorts } from '../../support/ports.js';
 import { runLogged, startProcess, waitReady } from './process.js';
 import { clientCredentials, expectToken, type Target } from './target.js';
 
-export async function startHydra(bin: string, databaseUrl: string, logDir: string): Promise<Target> {
+/** Hydra on free ports; again on new ones when another process took one before Hydra listened. */
+export function startHydra(bin: string, databaseUrl: string, logDir: string): Promise<Target> {
+  return onFreePorts(2, (ports) => startOn(ports, bin, databaseUrl, logDir));
+}
+
+async function startOn([publicPort, adminPort]: [number, number], bin: string, databaseUrl: string, logDir: string): Promise<Target> {
   const logFile = path.join(logDir, 'hydra.log');
   const dsn = new URL(databaseUrl);
   dsn.searchParams.set('sslmode', 'disable');
-  const [publicPort, adminPort] = [await freePort(), await freePort()];
   const env = {
     DSN: dsn.toString(),
     SECRETS_SYSTEM: randomBytes(32).toString('base64url'),

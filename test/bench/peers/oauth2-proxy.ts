@@ -5,14 +5,18 @@
 // decides on (202 allows). Its defaults otherwise: request and auth logging on.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { freePort } from '../../support/ports.js';
+import { onFreePorts } from '../../support/ports.js';
 import { forwardAuthRequest } from '../decisions.js';
 import type { BoxTrust, HttpDecider } from './deciders.js';
 import { logTail, startProcess, waitReady } from './process.js';
 
-export async function startOauth2Proxy(bin: string, trust: BoxTrust, jwt: string, logDir: string): Promise<HttpDecider> {
+/** oauth2-proxy on a free port; again on a new one when another process took it before oauth2-proxy listened. */
+export function startOauth2Proxy(bin: string, trust: BoxTrust, jwt: string, logDir: string): Promise<HttpDecider> {
+  return onFreePorts(1, ([port]) => startOn(port, bin, trust, jwt, logDir));
+}
+
+async function startOn(port: number, bin: string, trust: BoxTrust, jwt: string, logDir: string): Promise<HttpDecider> {
   const logFile = path.join(logDir, 'oauth2-proxy.log');
-  const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const args = [
     `--http-address=127.0.0.1:${port}`,

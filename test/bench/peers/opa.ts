@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { projectPath } from '../../../api/paths.js';
 import { sleep } from '../../support/box.js';
-import { freePort } from '../../support/ports.js';
+import { onFreePorts } from '../../support/ports.js';
 import { checkRequest } from '../decisions.js';
 import { checkOnce } from '../grpc-load.js';
 import type { BoxTrust, GrpcDecider } from './deciders.js';
@@ -25,6 +25,7 @@ function envoyPluginArgs(addr: string, logDir: string, policy: string, dataFile:
   return ['run', '--server', `--config-file=${configFile}`, '--addr=127.0.0.1:0', '--ignore=.*', policy, dataFile];
 }
 
+/** OPA on a free port; again on a new one when another process took it before OPA listened. */
 export async function startOpa(
   bin: string,
   version: string,
@@ -35,12 +36,24 @@ export async function startOpa(
   /** The plugin's console decision logs (its quick start's), or none (its default). */
   decisionLogs = true,
 ): Promise<GrpcDecider> {
-  const logFile = path.join(logDir, 'opa.log');
   const dataFile = path.join(logDir, 'opa-data.json');
   const jwks = await (await fetch(trust.jwksUri)).text();
   // io.jwt.decode_verify takes the JWKS as a string
   fs.writeFileSync(dataFile, JSON.stringify({ jwks, issuer: trust.issuer, audience: trust.audience }));
-  const addr = `127.0.0.1:${await freePort()}`;
+  return onFreePorts(1, ([port]) => startOn(`127.0.0.1:${port}`, bin, version, kind, jwt, logDir, dataFile, decisionLogs));
+}
+
+async function startOn(
+  addr: string,
+  bin: string,
+  version: string,
+  kind: string,
+  jwt: string,
+  logDir: string,
+  dataFile: string,
+  decisionLogs: boolean,
+): Promise<GrpcDecider> {
+  const logFile = path.join(logDir, 'opa.log');
   const policy = projectPath('test', 'bench', 'peers', 'opa-policy.rego');
   const plugin = kind === 'envoy-plugin';
   const args = plugin

@@ -17,7 +17,7 @@ import pg from 'pg';
 import { boxDbNames, ownerMark } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { clusterDnsEnv, eventually, TOOLS_BIN } from '../../support/kube.js';
-import { chartObjects, OPERATOR_NAMESPACE, readyOf, servedHere, suite, token, waitReady } from './suite.js';
+import { chartObjects, OPERATOR_NAMESPACE, readyOf, runBoxApi, servedHere, suite, token, waitReady } from './suite.js';
 
 const NS = 'team-cnpg';
 /** What scripts/test-tools-build.sh fetched: CloudNativePG's CRDs at the pinned version. */
@@ -207,10 +207,9 @@ export function describeCloudNativePg(): void {
     });
 
     it("serves tokens from a pod run from its Deployment, as make box runs one, through the Pooler's Service", async function () {
-      const started = await suite.cluster.runDeployment(NS, 'auth', { env: clusterDnsEnv() });
-      api = started.box;
-      expect(new URL(started.env.DATABASE_URL!).hostname).to.equal(`auth-db-pooler.${NS}.svc`);
-      expect(new URL(started.env.BOXAUTH_DATABASE_DIRECT_URL!).hostname).to.equal(`auth-db-rw.${NS}.svc`);
+      api = await runBoxApi(NS, { env: clusterDnsEnv() });
+      expect(new URL(api.env.DATABASE_URL!).hostname).to.equal(`auth-db-pooler.${NS}.svc`);
+      expect(new URL(api.env.BOXAUTH_DATABASE_DIRECT_URL!).hostname).to.equal(`auth-db-rw.${NS}.svc`);
       const root = await token(api, 'root', await suite.cluster.secretValue(NS, 'auth-root-client', 'client-secret'));
       expect(root.status).to.equal(200);
       expect(await sql(`SELECT id FROM ${schema}.clients WHERE id = 'root'`, APP)).to.deep.equal([{ id: 'root' }]);

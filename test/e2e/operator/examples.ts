@@ -11,7 +11,7 @@ import { webhookSecret } from '../../../api/webhooks/signing.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
-import { basic, boxSql, ownNamesOf, readyOf, servedHere, suite, token, waitReady } from './suite.js';
+import { basic, boxSql, ownNamesOf, readyOf, runBoxApi, servedHere, suite, token, waitReady } from './suite.js';
 
 const NS = 'team-a';
 /** A box's schema, named by the operator: in a database of its own (its default), the database's name. */
@@ -41,11 +41,9 @@ export function describeExamples(): void {
       ]) {
         await cluster.k(['wait', '--for=condition=Ready', ...what, '-n', NS, '--timeout=60s']);
       }
-      const port = await servedHere(NS);
-      const started = await cluster.runDeployment(NS, 'auth');
-      api = started.box;
-      suite.pods.push(api);
-      expect(started.env.BOXAUTH_PORT).to.equal(String(port));
+      await servedHere(NS);
+      api = await runBoxApi(NS);
+      expect(api.env.BOXAUTH_PORT).to.equal(String(api.port)); // the Box's port, in its Deployment
       schema = (await cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
       const root = await token(api, 'root', await cluster.secretValue(NS, 'auth-root-client', 'client-secret'));
       rootToken = root.token!;
@@ -385,8 +383,7 @@ export function describeExamples(): void {
       expect(r.code, r.stderr).to.equal(0);
       await waitReady('box', 'team-b', 'auth');
       await waitReady('client', 'team-b', 'inventory');
-      const teamB = (await cluster.runDeployment('team-b', 'auth')).box;
-      suite.pods.push(teamB);
+      const teamB = await runBoxApi('team-b');
       const inventorySecret = await cluster.secretValue('team-b', 'inventory-client-secret', 'client-secret');
       expect((await token(teamB, 'inventory', inventorySecret)).status).to.equal(200);
       expect((await token(teamB, 'orders', ordersSecret)).error).to.equal('invalid_client');

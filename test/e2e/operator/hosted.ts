@@ -8,7 +8,7 @@ import { Agent } from 'undici';
 import { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
-import { OPERATOR_NAMESPACE, readyOf, startOperator, suite, waitReady } from './suite.js';
+import { onPickedPort, OPERATOR_NAMESPACE, readyOf, runBoxApi, startOperator, suite, waitReady } from './suite.js';
 
 const HOST = `${OPERATOR_NAMESPACE}/boxauth-host`;
 
@@ -86,7 +86,16 @@ export function describeHosted(): void {
       expect(hostService.spec.ports.map((p: any) => p.port)).to.deep.equal([80, 8080]);
       await waitFor('hosted-a', 'HostNotAnswering');
 
-      host = (await suite.cluster.runDeployment(OPERATOR_NAMESPACE, 'boxauth-host', { port: suite.hostPort })).box;
+      // On the port the operator was told at the suite's start; when another process took it since, the operator is told another.
+      host = await onPickedPort(
+        async () => (await suite.cluster.runDeployment(OPERATOR_NAMESPACE, 'boxauth-host', { port: suite.hostPort })).box,
+        async (port) => {
+          await suite.operator.kill('SIGTERM');
+          suite.hostPort = port;
+          suite.operatorEnv.BOXAUTH_OPERATOR_HOST_URL = `http://127.0.0.1:${port}`;
+          suite.operator = await startOperator('operator-1');
+        },
+      );
       suite.pods.push(host);
       await waitReady('box', 'hosted-a', 'auth', 120_000);
       const status = (await suite.cluster.json(['get', 'box', '-n', 'hosted-a', 'auth'])).status;
@@ -167,13 +176,13 @@ export function describeHosted(): void {
       this.timeout(300_000);
       const ns = 'hosted-move';
       await suite.cluster.k(['create', 'namespace', ns]);
-      const port = await freePort();
-      await apply(box(ns, { port, baseUrl: `http://127.0.0.1:${port}` }));
+      const picked = await freePort();
+      await apply(box(ns, { port: picked, baseUrl: `http://127.0.0.1:${picked}` }));
       await waitReady('box', ns, 'auth', 60_000);
       const clusterIp = (await service(ns)).spec.clusterIP;
       expect(clusterIp).to.be.a('string');
-      const dedicated = (await suite.cluster.runDeployment(ns, 'auth')).box;
-      suite.pods.push(dedicated);
+      const dedicated = await runBoxApi(ns);
+      const port = dedicated.port; // the picked one, or another when that was taken
       const token = await dedicated.rootToken();
 
       // To the host: the Deployment serves until the host answers for the box, then goes.
@@ -204,8 +213,7 @@ export function describeHosted(): void {
       expect(await deployments(ns)).to.deep.equal(['auth']);
       expect((await service(ns)).spec.type).to.equal('ExternalName');
       expect((await registry()).has(`${ns}/auth`)).to.equal(true);
-      const back = (await suite.cluster.runDeployment(ns, 'auth')).box;
-      suite.pods.push(back);
+      const back = await runBoxApi(ns);
       // What the Deployment controller would write once the pod is ready (this cluster runs none).
       await suite.cluster.k([
         'patch',

@@ -4,7 +4,10 @@
 // and deleting the resource leaves the record. Otherwise whoever may write
 // Clients in a namespace could point the admin UI's client at their own
 // redirect URI and receive an admin's code.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { expect } from 'chai';
+import { projectPath } from '../../../api/paths.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { boxSql, readyBox, readyOf, runBoxApi, suite, token } from './suite.js';
@@ -93,6 +96,42 @@ export function describeReserved(): void {
       await restartApi();
       expect((await adminClient()).auth.authorization_code.redirect_uri).to.equal(`${api.url}/admin/callback`);
       expect(await owners()).to.deep.equal(theBoxs);
+    });
+
+    it("starts its API again when another process took the Box's port meanwhile: the Box moved to a free one", async function () {
+      await api.stop();
+      const taken = api.port;
+      const other = net.createServer((socket) => socket.destroy()); // another program's port: no answer to /readyz
+      await new Promise<void>((resolve) => other.listen(taken, resolve));
+      try {
+        await restartApi();
+      } finally {
+        other.close();
+      }
+      expect(api.port).to.not.equal(taken);
+      const { spec } = await suite.cluster.json(['get', 'box', 'auth', '-n', NS]);
+      expect(spec).to.include({ port: api.port, baseUrl: `http://127.0.0.1:${api.port}` });
+      expect((await adminClient()).auth.authorization_code.redirect_uri).to.equal(`http://127.0.0.1:${api.port}/admin/callback`);
+    });
+
+    it('runs under make box (run-box.js) on metrics and gRPC ports it picks, and stops with it', async function () {
+      await api.stop();
+      const child = spawn(process.execPath, [projectPath('dist', 'operator', 'run-box.js'), NS], {
+        cwd: projectPath(),
+        env: { PATH: process.env.PATH ?? '', KUBECONFIG: suite.cluster.kubeconfig },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let output = '';
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        await eventually('make box serving', async () => output.includes(' is serving at ') || child.exitCode !== null, 60_000);
+        expect(output).to.match(/metrics on \d+, gRPC decisions on \d+/);
+        expect((await fetch(`${api.url}/healthz`)).status).to.equal(200);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      expect(await exited, output).to.equal(0);
     });
   });
 }

@@ -2,6 +2,7 @@
 // (a real process with a token of the chart's ServiceAccount), the database it
 // provisions boxes in, and the API processes started from its Deployments.
 import pg from 'pg';
+import type { Dispatcher } from 'undici';
 import { parseAllDocuments } from 'yaml';
 import { ownDatabaseNames, readNameKey, type BoxDbNames } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
@@ -105,35 +106,65 @@ export async function servedHere(namespace: string, timeoutMs?: number): Promise
   return port;
 }
 
-/** The API of Box `auth` in `namespace`, run from its Deployment as a kubelet would (stopped with the suite), with `env` beside the pod's. */
-export async function runBoxApi(namespace: string, env?: Record<string, string>): Promise<Box> {
-  const api = (await suite.cluster.runDeployment(namespace, 'auth', env ? { env } : undefined)).box;
+/** What a box (or the host) says when its API port, picked ahead by the test, was taken. */
+const API_PORT_TAKEN = /\(BOXAUTH_PORT\) is in use/;
+
+/**
+ * `run` a box's API (or the host) on the port the test picked ahead and told the cluster; when another
+ * process took that port first, `move` it to a free one and `run` again there (onFreePorts's tries).
+ */
+export function onPickedPort<T>(run: () => Promise<T>, move: (port: number) => Promise<void>): Promise<T> {
+  let first = true;
+  return onFreePorts(
+    1,
+    async ([port]) => {
+      if (!first) await move(port);
+      first = false;
+      return run();
+    },
+    (err) => API_PORT_TAKEN.test(String(err)),
+  );
+}
+
+/** Box `auth` of `namespace` moved to `port` (its base URL too when it names the old port), and Ready again. */
+async function moveBox(namespace: string, port: number): Promise<void> {
+  const spec = (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).spec;
+  const namesPort = spec.baseUrl && new URL(spec.baseUrl).port === String(spec.port);
+  const baseUrl = namesPort ? { baseUrl: spec.baseUrl.replace(`:${spec.port}`, `:${port}`) } : {};
+  await suite.cluster.k(['patch', 'box', 'auth', '-n', namespace, '--type=merge', '-p', JSON.stringify({ spec: { port, ...baseUrl } })]);
+  await waitReady('box', namespace, 'auth', 60_000);
+}
+
+/**
+ * The API of Box `auth` in `namespace`, run from its Deployment as a kubelet would (stopped with the
+ * suite), with `env` beside the pod's. It listens on the Box's port, picked ahead by the test: when
+ * another process took that port before the API listened, the Box moves to a free one and its API
+ * starts again there (`api.port` is where it runs).
+ */
+export async function runBoxApi(namespace: string, options: { env?: Record<string, string>; dispatcher?: Dispatcher } = {}): Promise<Box> {
+  const api = await onPickedPort(
+    async () => (await suite.cluster.runDeployment(namespace, 'auth', options)).box,
+    (port) => moveBox(namespace, port),
+  );
   suite.pods.push(api);
   return api;
 }
 
 /** Box `auth` (reclaimPolicy Delete) applied in `namespace`, which exists, and Ready; its API running (with `env`), and its schema. */
-export function readyBox(namespace: string, env?: Record<string, string>): Promise<{ api: Box; schema: string }> {
-  // The Box's port is its API's, on this machine: the Box and its API again on a new one when
-  // another process took it before the API listened.
-  return onFreePorts(
-    1,
-    async ([port]) => {
-      await suite.cluster.k(
-        ['apply', '-f', '-'],
-        JSON.stringify({
-          apiVersion: 'boxauth.io/v1alpha1',
-          kind: 'Box',
-          metadata: { name: 'auth', namespace },
-          spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
-        }),
-      );
-      await waitReady('box', namespace, 'auth', 60_000);
-      const schema: string = (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
-      return { api: await runBoxApi(namespace, env), schema };
-    },
-    (err) => /\(BOXAUTH_PORT\) is in use/.test(String(err)),
+export async function readyBox(namespace: string, env?: Record<string, string>): Promise<{ api: Box; schema: string }> {
+  const port = await freePort();
+  await suite.cluster.k(
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'boxauth.io/v1alpha1',
+      kind: 'Box',
+      metadata: { name: 'auth', namespace },
+      spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
+    }),
   );
+  await waitReady('box', namespace, 'auth', 60_000);
+  const schema: string = (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
+  return { api: await runBoxApi(namespace, env && { env }), schema };
 }
 
 export function basic(id: string, secret: string): string {

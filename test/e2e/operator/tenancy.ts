@@ -10,7 +10,7 @@ import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { oldBoxDbNames, oldTwin } from '../../support/old-names.js';
 import { freePort } from '../../support/ports.js';
-import { boxSql, ownNamesOf, readyOf, sql, suite, waitReady } from './suite.js';
+import { boxSql, ownNamesOf, readyOf, runBoxApi, sql, suite, waitReady } from './suite.js';
 
 const LONG = 'tenancy-long-namespace-of-sixty-three-characters-0123456789abcd';
 const OWNED_ELSEWHERE = 'DatabaseOwnedElsewhere';
@@ -89,9 +89,8 @@ export function describeTenancy(): void {
         expect((await databaseRow(schemas[0]!))?.owner).to.equal(roles[0]);
 
         for (const ns of [LONG, twin]) {
-          const pod = (await suite.cluster.runDeployment(ns, 'auth')).box;
+          const pod = await runBoxApi(ns);
           pods.push(pod);
-          suite.pods.push(pod);
           const created = await pod.json(
             'POST',
             '/users',

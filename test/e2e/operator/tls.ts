@@ -10,7 +10,7 @@ import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
 import { presentedName, testCa, type TestCa } from '../../support/tls.js';
-import { readyOf, suite, waitReady } from './suite.js';
+import { readyOf, runBoxApi, suite, waitReady } from './suite.js';
 
 const NS = 'tls-a';
 const ISSUER = `https://auth.${NS}.svc`; // the default base URL with spec.tls
@@ -81,8 +81,7 @@ export function describeTls(): void {
     });
 
     it('answers over HTTPS from its Deployment, trusted through the CA, with an https issuer', async function () {
-      api = (await suite.cluster.runDeployment(NS, 'auth', { dispatcher: ca.dispatcher })).box;
-      suite.pods.push(api);
+      api = await runBoxApi(NS, { dispatcher: ca.dispatcher });
       expect(api.url).to.match(/^https:\/\/127\.0\.0\.1:/);
       const discovery = await api.request('GET', '/.well-known/openid-configuration');
       expect(discovery.status).to.equal(200);
