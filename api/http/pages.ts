@@ -9,6 +9,7 @@ import { wayAccepted } from '../credentials/sign-in.js';
 import { labelOf, offeredProviders } from '../people/upstream/flow.js';
 import { logoSource, NO_BRANDING, type Branding } from '../branding.js';
 import { PLAIN_LOOK, type Look, type Page } from '../ui/frame.js';
+import { Html } from '../ui/html.js';
 import { pickLanguage, words, type Text } from '../ui/language.js';
 import { messagePage, signInPage } from '../ui/pages.js';
 import { FAILED_MESSAGE } from '../hooks/moments.js';
@@ -169,8 +170,18 @@ export function invalidForm(svc: BrowserServices, res: Response): void {
  */
 export const hookWords = (message: string): Text => (message === FAILED_MESSAGE ? words('hook.failed') : words('hook.said', { message }));
 
-/** hookWords as plain text in the request's language, for a script that shows it as text (the passkey button's, textContent). */
-export function hookWordsPlain(req: Pick<Request, 'headers'>, message: string): string {
+/**
+ * Text as plain text in the request's language, for a script that shows it as text (the passkey
+ * button's, textContent): nothing escaped, since the script never reads it as HTML. The language
+ * is the page's (lookOf): the script's calls carry the browser's Accept-Language as the page did.
+ */
+export function plainText(req: Pick<Request, 'headers'>, text: Text): string {
+  if ('shown' in text) return text.shown;
   const { messages } = pickLanguage(req.headers['accept-language']);
-  return message === FAILED_MESSAGE ? messages['hook.failed'] : messages['hook.said'].replace('{message}', () => message);
+  const values = text.values ?? {};
+  return messages[text.key].replace(/\{([a-zA-Z][a-zA-Z0-9]*)\}/g, (whole, name: string) => {
+    if (!Object.hasOwn(values, name)) return whole;
+    const value = values[name]!;
+    return value instanceof Html ? value.text : typeof value === 'object' ? plainText(req, value) : String(value);
+  });
 }

@@ -4,7 +4,8 @@
 // German with no sentence from outside the catalogue (test/support/page-words.ts); what a third
 // party chose (a client's description, a provider's name) and the API's own reason are values.
 import { expect } from 'chai';
-import { LANGUAGES } from '../../api/ui/language.js';
+import { LANGUAGES, type MessageKey } from '../../api/ui/language.js';
+import { SoftAuthenticator } from '../support/authenticator.js';
 import { Box, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { strayTexts } from '../support/page-words.js';
@@ -123,6 +124,34 @@ describe('a German browser’s pages beyond the sign-in, every sentence from the
     const account = await browser.get('/auth/account');
     // Its browsers are named by their User-Agent (fetch's is "node") and dated, as values.
     german(account, 200, 'account', ['node', ...(account.text.match(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/g) ?? [])]);
+  });
+
+  it('what the passkeys script of a page is answered, and shows on it: the refusals of the ceremonies', async function () {
+    // The script's calls (fetch) carry the browser's cookies and Accept-Language, and the page's CSRF token.
+    const script =
+      (agent: FormAgent) => async (path: string, body: unknown, csrf: Record<string, string>, status: number, key: MessageKey) => {
+        const res = await agent.postJson(path, body, { Accept: '*/*', ...csrf });
+        expect([res.status, res.body.error], path).to.deep.equal([status, GERMAN.messages[key]]);
+        return res;
+      };
+    const csrfOf = async (agent: FormAgent, page: string) => ({ 'x-csrf-token': hiddenFields((await agent.get(page)).text).csrf! });
+
+    const visitor = new FormAgent(box, { Accept: BROWSER, 'Accept-Language': 'de' });
+    const onSignIn = await csrfOf(visitor, '/auth/sign-in');
+    const call = script(visitor);
+    await call('/auth/passkeys/authenticate/options', {}, {}, 403, 'passkey.pageExpired');
+    await call('/auth/passkeys/register/options', {}, onSignIn, 401, 'passkey.signInFirst');
+    const options = await visitor.postJson('/auth/passkeys/authenticate/options', {}, onSignIn);
+    expect(options.status, options.text).to.equal(200);
+    const stranger = new SoftAuthenticator(box.url); // a passkey the box never saw
+    await call('/auth/passkeys/authenticate', { response: stranger.assert(options.body) }, onSignIn, 401, 'passkey.notAccepted');
+
+    // Ann, signed in minutes ago, adds a passkey on her passkeys page with a name too long.
+    const onPasskeys = await csrfOf(browser, '/auth/account/passkeys');
+    const made = await browser.postJson('/auth/passkeys/register/options', {}, onPasskeys);
+    expect(made.status, made.text).to.equal(200);
+    const response = stranger.register(made.body);
+    await script(browser)('/auth/passkeys/register', { response, name: 'x'.repeat(65) }, onPasskeys, 422, 'passkey.badName');
   });
 
   it('the error pages, the API’s own reason shown as a value', async function () {

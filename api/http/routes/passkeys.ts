@@ -22,7 +22,7 @@ import {
   type NotAdded,
   type Options,
 } from '../../people/ways/passkey.js';
-import { words, type Text } from '../../ui/language.js';
+import { words, type MessageKey, type Text } from '../../ui/language.js';
 import { messagePage } from '../../ui/pages.js';
 import { passkeysPage } from '../../ui/passkey-pages.js';
 import { browserPage } from '../browser-pages.js';
@@ -38,7 +38,7 @@ import {
   type BrowserServices,
 } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
-import { accountHolder, hookWordsPlain, renderPage } from '../pages.js';
+import { accountHolder, hookWords, plainText, renderPage } from '../pages.js';
 import { acrParam, stepToken, whereNext } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 import { safeReturnTo } from './sign-in.js';
@@ -61,15 +61,20 @@ function browserOf(svc: BrowserServices, req: Request): Buffer | undefined {
   return id === undefined ? undefined : createHash('sha256').update(id).digest();
 }
 
-const refuse = (res: Response, status: number, error: string): void => void res.status(status).json({ error });
+/** A refusal as the script shows it on the page (textContent): `{error}`, in the page's language; `more`, where to go. */
+const refuse = (req: Request, res: Response, status: number, error: Text, more: { location?: string } = {}): void =>
+  void res
+    .vary('Accept-Language')
+    .status(status)
+    .json({ error: plainText(req, error), ...more });
 
 /** What the script is told when no passkey was added. */
-const NOT_ADDED: Record<NotAdded, [number, string]> = {
-  'not for this page': [400, 'The passkey was not made for this page. Try again.'],
-  'not checked': [400, 'The passkey could not be checked. Try again.'],
-  'bad name': [422, 'A name has 1 to 64 characters.'],
-  taken: [409, 'You have a passkey of that name, or this passkey already.'],
-  ended: [409, 'This sign-in has ended meanwhile. Sign in again.'],
+const NOT_ADDED: Record<NotAdded, [number, MessageKey]> = {
+  'not for this page': [400, 'passkey.notForThisPage'],
+  'not checked': [400, 'passkey.notChecked'],
+  'bad name': [422, 'passkey.badName'],
+  taken: [409, 'passkey.taken'],
+  ended: [409, 'passkey.ended'],
 };
 
 /** Where the sign-in goes on to, as the page's script sends it. */
@@ -81,26 +86,26 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
   /** Who calls: the browser of a call with a valid CSRF token (undefined, answered 403, otherwise), and its address. */
   const callerOf = (req: Request, res: Response): Caller | undefined => {
     const browser = csrfValid(svc, req, req.get('x-csrf-token')) ? browserOf(svc, req) : undefined;
-    if (!browser) refuse(res, 403, 'This page has expired. Reload it and try again.');
+    if (!browser) refuse(req, res, 403, words('passkey.pageExpired'));
     return browser && { browser, address: svc.addressOf(req) };
   };
 
   /** Options for the browser's prompt, or why none (a flood from the address: 429). */
-  const answerOptions = (res: Response, options: Options): void => {
+  const answerOptions = (req: Request, res: Response, options: Options): void => {
     if ('options' in options) return void res.json(options.options);
     if ('none' in options)
       return options.none === 'no passkey'
-        ? refuse(res, 409, 'You have no passkey. Use another way to sign in.')
-        : refuse(res, 401, 'Sign in first.');
+        ? refuse(req, res, 409, words('passkey.noPasskey'))
+        : refuse(req, res, 401, words('passkey.signInFirst'));
     res.set('Retry-After', String(secondsUntil(options.throttled.retryAt)));
-    refuse(res, 429, 'Too many passkey prompts from your network. Try again later.');
+    refuse(req, res, 429, words('passkey.tooManyPrompts'));
   };
 
   // --- signing in with a passkey: alone (no step), or as the second factor of a step
 
   router.post(browserPage('/auth/passkeys/authenticate/options'), ...pageJson, async (req, res) => {
     const caller = callerOf(req, res);
-    if (caller) answerOptions(res, await signInOptions(svc, caller, stepToken(svc, req)));
+    if (caller) answerOptions(req, res, await signInOptions(svc, caller, stepToken(svc, req)));
   });
 
   router.post(browserPage('/auth/passkeys/authenticate'), ...pageJson, async (req, res) => {
@@ -109,13 +114,12 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     const body = req.body as Record<string, unknown>;
     const target = targetOf(body);
     const answer = await signInWithPasskey(svc, browserFacts(svc, req), caller, stepToken(svc, req), body.response, target);
-    if ('throttled' in answer) return refuse(res, 429, 'Too many failed sign-ins. Try again later.');
-    if ('refused' in answer || 'unchecked' in answer)
-      return refuse(res, 401, 'That passkey was not accepted. Try again, or sign in another way.');
+    if ('throttled' in answer) return refuse(req, res, 429, words('passkey.tooManyFailures'));
+    if ('refused' in answer || 'unchecked' in answer) return refuse(req, res, 401, words('passkey.notAccepted'));
     const went = answer.proven;
-    if (went === 'ended') return refuse(res, 409, 'This sign-in has expired. Sign in again.');
+    if (went === 'ended') return refuse(req, res, 409, words('passkey.signInExpired'));
     // A Hook refused the sign-in (signingIn): its words, which the script shows as text on the page.
-    if (went.refused !== undefined) return refuse(res, 403, hookWordsPlain(req, went.refused));
+    if (went.refused !== undefined) return refuse(req, res, 403, hookWords(went.refused));
     goOnAsJson(res, went, target);
   });
 
@@ -128,15 +132,15 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
   // --- adding a passkey: a signed-in person on their passkeys page, or a step's person enrolling
 
   /** A signed-in person without a recent proof is sent to confirm it is them (the script follows `location`). */
-  const confirmFirst = (res: Response): void =>
-    void res.status(403).json({ error: 'Confirm it is you first.', location: confirmPath(ACCOUNT_PAGE) });
+  const confirmFirst = (req: Request, res: Response): void =>
+    refuse(req, res, 403, words('passkey.confirmFirst'), { location: confirmPath(ACCOUNT_PAGE) });
 
   router.post(browserPage('/auth/passkeys/register/options'), ...pageJson, async (req, res) => {
     const caller = callerOf(req, res);
     if (!caller) return;
     const adder = await passkeyAdder(svc, browserTokens(svc, req));
-    if (adder === 'confirm') return confirmFirst(res);
-    answerOptions(res, adder ? await registrationChallenge(svc, caller, adder) : { none: 'not signed in' });
+    if (adder === 'confirm') return confirmFirst(req, res);
+    answerOptions(req, res, adder ? await registrationChallenge(svc, caller, adder) : { none: 'not signed in' });
   });
 
   router.post(browserPage('/auth/passkeys/register'), ...pageJson, async (req, res) => {
@@ -144,14 +148,14 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     if (!caller) return;
     const body = req.body as Record<string, unknown>;
     const adder = await passkeyAdder(svc, browserTokens(svc, req));
-    if (adder === 'confirm') return confirmFirst(res);
-    if (!adder) return refuse(res, 401, 'Sign in first.');
+    if (adder === 'confirm') return confirmFirst(req, res);
+    if (!adder) return refuse(req, res, 401, words('passkey.signInFirst'));
     const target = targetOf(body);
     const made = { response: body.response, name: body.name };
     const added = await addPasskeyFor(svc, browserFacts(svc, req), caller, adder, stepToken(svc, req), made, target);
     if ('refused' in added) {
-      const [status, words] = NOT_ADDED[added.refused];
-      return refuse(res, status, words);
+      const [status, key] = NOT_ADDED[added.refused];
+      return refuse(req, res, status, words(key));
     }
     if ('went' in added) return goOnAsJson(res, added.went, target);
     handOver(svc, res, { session: added.session });
