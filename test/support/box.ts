@@ -250,7 +250,9 @@ export class Box {
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`box exited with ${child.exitCode}:\n${this.lastLines()}`);
       try {
-        const res = await fetch(`${this.url}/readyz`, { dispatcher: this.dispatcher } as RequestInit);
+        // Bounded: a listener that takes the connection and never answers (another program on the port) must not hang the start.
+        const signal = AbortSignal.timeout(Math.max(1000, deadline - Date.now()));
+        const res = await fetch(`${this.url}/readyz`, { dispatcher: this.dispatcher, signal } as RequestInit);
         if (res.status === 200) return;
       } catch {
         // not listening yet
