@@ -74,7 +74,8 @@ export class LogBatches {
    * Writes what waits, now (at exit): a write the pipe refused first, then the lines behind it. The
    * exit waits for no callback, so nothing may be left to one: the lines that waited behind a write
    * under way were lost at every exit that came while one was. A write with a thread is the thread's
-   * to finish (its lines are not written twice).
+   * to finish (its lines are not written twice), and may land after the lines written here: at
+   * exit, keeping every line comes before keeping their order.
    */
   flushSync(): void {
     const until = performance.now() + EXIT_WAIT_MS;
