@@ -386,4 +386,16 @@ describe('sign-in codes by email: attacks', function () {
     expect(answers.filter((a) => a.status === 200 && a.text.includes('<li><code>'))).to.have.length(1);
     expect((await factorKinds(id)).filter((f) => f.kind === 'email')).to.have.length(1);
   });
+
+  it('ATTACK: "send a code" posted 20 times at once by the password holder mails no more than asking one by one does', async function () {
+    const { email, own } = await signedInPerson();
+    await emailCodesOnAccount(own, email); // one mail already
+    const { browser, page } = await atSecondFactor(email);
+    const fields = { ...hiddenFields(page.text), send: 'email' };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => browser.post('/auth/sign-in/second-factor', fields)));
+    expect([...new Set(answers.map((a) => a.status))].sort()).to.deep.equal([200, 429]);
+    // Asked one by one, the fifth mail is the last (./email-codes.test.ts): four more here at most.
+    expect(answers.filter((a) => a.status === 200).length).to.be.at.most(4);
+    expect(await codeMails(email)).to.be.at.most(5);
+  });
 });
