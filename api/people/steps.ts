@@ -256,7 +256,9 @@ async function takingStep<T>(
   const seen = await findSignInStep(svc.pool, hash);
   if (!seen) return undefined;
   return withTransaction(svc.pool, async (tx) => {
-    const person = await holdPerson(tx, seen.userId);
+    // Held as a write holds it: `then` may write the row (a factor set up, or the last recovery code
+    // used, changes what the person owes), and two requests of one step holding it shared would deadlock.
+    const person = await holdPerson(tx, seen.userId, 'change');
     if (!person || !mayBeSignedIn(person)) return undefined;
     const step = await takeSignInStep(tx, hash);
     return step && then(tx, step);

@@ -279,15 +279,21 @@ export async function lockUser(tx: Transaction, id: number): Promise<boolean> {
 }
 
 /**
- * Holds the person as they are until `tx` ends (FOR SHARE): a sign-in records its browser
+ * Holds the person as they are until `tx` ends (FOR SHARE; `change`: FOR NO KEY UPDATE, for a
+ * transaction that writes the row later): a sign-in records its browser
  * session or step under it, so that a change of their credentials (lockUser, or its UPDATE)
  * either comes after and ends what the sign-in made, or came before and is seen here. Their
  * password hash, to compare with the one the sign-in checked, and whether they are on (who may
  * be signed in is api/people/steps.ts mayBeSignedIn's to say); undefined when they are gone.
  */
-export async function holdPerson(tx: Transaction, id: number): Promise<{ passwordHash: string; active: boolean } | undefined> {
+export async function holdPerson(
+  tx: Transaction,
+  id: number,
+  lock: 'share' | 'change' = 'share',
+): Promise<{ passwordHash: string; active: boolean } | undefined> {
+  // Two holding the row shared, each then writing it, would deadlock: a writer takes it as a write does, from the start.
   const { rows } = await tx.query<{ password_hash: string; active: boolean }>(
-    'SELECT password_hash, active FROM users WHERE id = $1 FOR SHARE',
+    `SELECT password_hash, active FROM users WHERE id = $1 ${lock === 'change' ? 'FOR NO KEY UPDATE' : 'FOR SHARE'}`,
     [id],
   );
   return rows[0] && { passwordHash: rows[0].password_hash, active: rows[0].active };

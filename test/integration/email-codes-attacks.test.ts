@@ -1,17 +1,22 @@
 // Sign-in codes by email as attackers try them beyond ./email-codes.test.ts (docs/guides/
 // second-factors.md): whoever reads the person's mailbox, through a password reset, against a
-// person who also has an app; and a code asked for in a sign-in the same browser then began anew.
+// person who also has an app; a code asked for in a sign-in the same browser then began anew; forms
+// naming a kind the person does not hold, or two kinds at once; a sign-in asked for a passkey
+// (acr phr) answered with a mailed code; one code setting up codes by email posted many times at
+// once; codes by email set up on an address not proven.
 // The codes are read from the mails the box sends to a real SMTP server (test/support/smtp.ts).
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Box, type JsonResponse } from '../support/box.js';
+import { codeClient, type CodeClient } from '../support/code-client.js';
 import { isCodeMail, mailedCode as mailedCodeOf } from '../support/email-codes.js';
 import { FormAgent, formFields, hiddenFields } from '../support/form-agent.js';
 import { TestSmtp, type ReceivedMail } from '../support/smtp.js';
 import { appOnAccountPage, stepAt, totpCode } from '../support/totp.js';
 
 const PASSWORD = 'a-good-password-1';
+const CALLBACK = 'https://rp.example/callback';
 const location = (res: JsonResponse): string => res.headers.get('location') ?? '';
 /** The reset link in a received mail's text, as a path of the box. */
 const resetLinkIn = (mail: ReceivedMail): string => {
@@ -26,12 +31,15 @@ describe('sign-in codes by email: attacks', function () {
   let smtp: TestSmtp;
   let box: Box;
   let db: pg.Client;
+  /** A client of the code flow, to ask for a sign-in with acr_values. */
+  let rp: CodeClient;
 
   before(async function () {
     smtp = await TestSmtp.start();
     box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_SMTP_SIGN_IN_CODES: 'first-step', BOXAUTH_SIGN_IN_MAX_FAILURES: '10' } });
     db = new pg.Client({ connectionString: box.databaseUrl });
     await db.connect();
+    rp = await codeClient(box, await box.rootToken(), CALLBACK);
   });
   after(async function () {
     await db?.end();
@@ -258,5 +266,136 @@ describe('sign-in codes by email: attacks', function () {
     expect(sent.text).not.to.include(email);
     await new Promise((r) => setTimeout(r, 1500));
     expect(smtp.mailsTo(email).filter(isCodeMail)).to.have.length(mails);
+  });
+
+  /** The code mails sent to `email` so far (after a moment for one on its way). */
+  const codeMails = async (email: string): Promise<number> => {
+    await new Promise((r) => setTimeout(r, 1500));
+    return smtp.mailsTo(email).filter(isCodeMail).length;
+  };
+
+  /** A person signed in with the password in a browser of their own. */
+  async function signedInPerson(): Promise<{ id: number; email: string; own: FormAgent }> {
+    const who = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(who.email, PASSWORD, '/auth/account')).status).to.equal(303);
+    return { ...who, own };
+  }
+
+  it('ATTACK: send= of a kind not held, of no mailed kind, or beside a code, and a mailed code of one with an app only: nothing mailed, nobody in', async function () {
+    const { email, own } = await signedInPerson();
+    const { secret, step } = await appOnAccountPage(own);
+    const { browser, page } = await atSecondFactor(email);
+    const fields = hiddenFields(page.text);
+    const post = (more: Record<string, string>) => browser.post('/auth/sign-in/second-factor', { ...fields, ...more });
+    const right = totpCode(secret, step + 1);
+    for (const send of ['email', 'totp', 'passkey', 'EMAIL', '__proto__', 'constructor', 'toString', ''])
+      expect((await post({ send })).status, `send=${send}`).to.equal(400);
+    // A field of a kind the person does not hold wins over nothing: it is refused, and the app's right code beside it is not spent.
+    expect((await post({ send: 'email', code: right })).status, 'send=email beside a code').to.equal(400);
+    expect((await post({ email_code: '123456' })).status, 'a mailed code, none held').to.equal(401);
+    expect((await post({ email_code: '123456', code: right })).status, 'a mailed code beside the app code').to.equal(401);
+    expect(await signedIn(browser)).to.equal(false);
+    expect(await codeMails(email)).to.equal(0);
+    expect((await post({ code: right })).status, 'the app code alone, still good').to.equal(303);
+    expect(await signedIn(browser)).to.equal(true);
+  });
+
+  it('ATTACK: a passkey holder asked for acr phr answers with codes by email: none mailed, none taken, the code stays good; no phr without a passkey', async function () {
+    const { id, email, own } = await signedInPerson();
+    await emailCodesOnAccount(own, email);
+    await db.query(
+      `INSERT INTO factors (user_id, kind, name, credential_id, public_key, sign_count) VALUES ($1, 'passkey', 'Laptop', $2, $3, 0)`,
+      [id, randomBytes(16), randomBytes(65)],
+    );
+    const mails = await codeMails(email);
+    const { browser, page } = await atSecondFactor(email);
+    const post = (more: Record<string, string>) => browser.post('/auth/sign-in/second-factor', { ...hiddenFields(page.text), ...more });
+    expect((await post({ acr: 'phr', send: 'email' })).status, 'send a code under phr').to.equal(400);
+    expect(await codeMails(email), 'no code mailed under phr').to.equal(mails);
+    const { code } = await mailedCode(email, () => askCode(browser));
+    const refused = await post({ acr: 'phr', email_code: code });
+    expect(refused.status, 'a right mailed code under phr').to.equal(400);
+    expect(refused.text).to.include('asks for a passkey');
+    expect(await signedIn(browser)).to.equal(false);
+    expect((await post({ email_code: code })).status, 'the same code, without phr: it was not taken').to.equal(303);
+
+    // The sign-in of a client asking for phr, the code given with acr left out of the form: the
+    // second step passes (otp), but the client gets no code for it: the passkey is asked again.
+    const agent = new FormAgent(box);
+    const next = await agent.signIn(email, PASSWORD, rp.authorizePath({ acr_values: 'phr' }));
+    expect(location(next)).to.match(/^\/auth\/sign-in\/second-factor\?.*acr=phr/);
+    const second = await agent.get(location(next));
+    const { code: rpCode } = await mailedCode(email, () =>
+      agent.post('/auth/sign-in/second-factor', { ...hiddenFields(second.text), acr: '', send: 'email' }),
+    );
+    let went = await agent.post('/auth/sign-in/second-factor', { ...hiddenFields(second.text), acr: '', email_code: rpCode });
+    for (let hops = 0; went.status >= 300 && went.status < 400 && hops < 5; hops++) {
+      expect(location(went), 'no code for the client without a passkey').not.to.include(CALLBACK);
+      went = await agent.get(location(went));
+    }
+    expect(went.text).to.include('asks for a passkey');
+  });
+
+  it('ATTACK: one code setting up codes by email, posted 20 times at once: one set of recovery codes, one factor', async function () {
+    const { id, email, own } = await signedInPerson();
+    const account = await own.get('/auth/account');
+    const { code, page } = await mailedCode(email, () =>
+      own.post('/auth/account/email-codes', formFields(account.text, '/auth/account/email-codes')),
+    );
+    const fields = { ...hiddenFields(page.text), email_code: code };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => own.post('/auth/account/email-codes', fields)));
+    expect(answers.map((a) => a.status).filter((s) => s >= 500)).to.deep.equal([]);
+    expect(answers.filter((a) => a.status === 200 && a.text.includes('<li><code>'))).to.have.length(1);
+    expect((await factorKinds(id)).filter((f) => f.kind === 'email')).to.have.length(1);
+  });
+
+  it('ATTACK: codes by email set up on an address not proven: refused, with or without a code forged in the form; no mail, no factor', async function () {
+    const { id, email, own } = await signedInPerson();
+    const unproven = await box.json('PUT', `/users/${id}`, { email_verified: false }, await box.rootToken());
+    expect(unproven.status, unproven.text).to.equal(200);
+    const account = await own.get('/auth/account');
+    expect(account.text).not.to.include('Get sign-in codes by email');
+    const { csrf } = hiddenFields(account.text);
+    for (const forged of [{}, { email_code: '123456' }] as Record<string, string>[]) {
+      const res = await own.post('/auth/account/email-codes', { csrf: csrf!, ...forged });
+      expect(res.status, JSON.stringify(forged)).to.equal(409);
+      expect(res.text).to.include('confirm yours first');
+    }
+    expect(await codeMails(email)).to.equal(0);
+    expect(await factorKinds(id)).to.deep.equal([]);
+    expect((await db.query('SELECT count(*)::int AS n FROM factors WHERE user_id = $1', [id])).rows[0].n, 'not even pending').to.equal(0);
+  });
+
+  it('ATTACK: one code setting up codes by email in a sign-in that must enrol, posted 20 times at once: one enrolment, never a 5xx', async function () {
+    const group = await box.json('POST', '/groups', { name: `enrolling-${randomBytes(3).toString('hex')}` }, await box.rootToken());
+    expect(group.status, group.text).to.equal(201);
+    await db.query('UPDATE groups SET require_second_factor = true WHERE id = $1', [group.body.id]);
+    const { id, email } = await person();
+    expect((await box.json('PUT', `/users/${id}`, { 'group-ids': [group.body.id] }, await box.rootToken())).status).to.equal(200);
+    const browser = new FormAgent(box);
+    const next = await browser.signIn(email, PASSWORD);
+    expect(location(next)).to.match(/^\/auth\/sign-in\/enrol/);
+    const enrol = await browser.get(location(next));
+    const { code, page } = await mailedCode(email, () =>
+      browser.post('/auth/sign-in/enrol', { ...hiddenFields(enrol.text), send: 'email' }),
+    );
+    const fields = { ...hiddenFields(page.text), email_code: code };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => browser.post('/auth/sign-in/enrol', fields)));
+    expect(answers.map((a) => a.status).filter((s) => s >= 500)).to.deep.equal([]);
+    expect(answers.filter((a) => a.status === 200 && a.text.includes('<li><code>'))).to.have.length(1);
+    expect((await factorKinds(id)).filter((f) => f.kind === 'email')).to.have.length(1);
+  });
+
+  it('ATTACK: "send a code" posted 20 times at once by the password holder mails no more than asking one by one does', async function () {
+    const { email, own } = await signedInPerson();
+    await emailCodesOnAccount(own, email); // one mail already
+    const { browser, page } = await atSecondFactor(email);
+    const fields = { ...hiddenFields(page.text), send: 'email' };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => browser.post('/auth/sign-in/second-factor', fields)));
+    expect([...new Set(answers.map((a) => a.status))].sort()).to.deep.equal([200, 429]);
+    // Asked one by one, the fifth mail is the last (./email-codes.test.ts): four more here at most.
+    expect(answers.filter((a) => a.status === 200).length).to.be.at.most(4);
+    expect(await codeMails(email)).to.be.at.most(5);
   });
 });

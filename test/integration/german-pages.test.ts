@@ -154,6 +154,26 @@ describe('a German browser’s pages beyond the sign-in, every sentence from the
     await script(browser)('/auth/passkeys/register', { response, name: 'x'.repeat(65) }, onPasskeys, 422, 'passkey.badName');
   });
 
+  it('ATTACK: odd Accept-Language headers on the passkeys script’s answers: a catalogue’s words, plain, never a 5xx', async function () {
+    const english = LANGUAGES.find((l) => l.tag === 'en')!.messages['passkey.pageExpired'];
+    const german = GERMAN.messages['passkey.pageExpired'];
+    const cases: [string, string][] = [
+      ['*', english],
+      ['de;q=abc', english], // a weight that is no qvalue: the range is not read
+      ['de;q=0, *', english],
+      ['fr;q=0.9, de;q=0.5', german],
+      [`${'x'.repeat(4000)}, de`, german], // a range too long is passed over, not the header
+      [`${Array.from({ length: 40 }, () => 'fr').join(', ')}, de`, english], // past the 32 ranges read
+      ['de-CH-1901-x-<script>', english],
+    ];
+    for (const [header, words] of cases) {
+      const res = await new FormAgent(box, { 'Accept-Language': header }).postJson('/auth/passkeys/authenticate/options', {});
+      expect([res.status, res.body.error], header.slice(0, 40)).to.deep.equal([403, words]);
+      expect(res.headers.get('content-type'), header.slice(0, 40)).to.match(/^application\/json/);
+      expect(res.headers.get('vary') ?? '').to.match(/Accept-Language/i);
+    }
+  });
+
   it('the error pages, the API’s own reason shown as a value', async function () {
     const program = (token?: string): FormAgent =>
       new FormAgent(box, { Accept: BROWSER, 'Accept-Language': 'de', ...(token ? { Authorization: `Bearer ${token}` } : {}) });

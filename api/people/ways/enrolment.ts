@@ -23,7 +23,7 @@ export interface EnrolmentStore {
   /** The person owes no enrolment any more (an administrator's reset made them owe one). */
   setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<boolean>;
   /** The person's row held until the transaction ends, as every change of their factors holds it. */
-  holdPerson(tx: Transaction, id: number): ReturnType<typeof holdPerson>;
+  holdPerson(tx: Transaction, id: number, lock: 'change'): ReturnType<typeof holdPerson>;
   /** The transaction a factor is set up in on the account page (with the session it strengthens). */
   withTransaction: typeof withTransaction;
 }
@@ -105,7 +105,8 @@ async function enrolledOnAccount(
   const of = { user: person.user, address };
   return store
     .withTransaction(svc.pool, async (tx) => {
-      const held = await store.holdPerson(tx, person.user.id);
+      // Held as the write of addedIn holds it: of many confirmations at once, one adds, the others wait and find the code taken.
+      const held = await store.holdPerson(tx, person.user.id, 'change');
       if (!held || !mayBeSignedIn(held)) return 'ended' as const;
       if (!(await f.confirm(tx))) return 'taken' as const;
       const since = { proofAt: 'kept', enrolled: true } as const;
