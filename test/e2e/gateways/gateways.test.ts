@@ -354,9 +354,11 @@ describe('real gateways in front of an app', function () {
       traces.set(label, { ...trace, app: appOf(name), decision: res.status === 200 ? 'allow' : 'deny' });
     }
     const decided = (traceId: string) => (s: ExportedSpan) => s.name === 'decision' && s.traceId === traceId;
+    // The request's span ends after its decision's, and may come in the next batch: both are waited for.
+    const requested = (traceId: string) => (s: ExportedSpan) => s.name === 'GET /authz/forward-auth/:app' && s.traceId === traceId;
     const all = await collector.waitFor(
-      (spans) => [...traces.values()].every((t) => spans.some(decided(t.traceId))),
-      "the decisions of the gateways' traces",
+      (spans) => [...traces.values()].every((t) => spans.some(decided(t.traceId)) && spans.some(requested(t.traceId))),
+      "the decisions of the gateways' traces, and their requests",
     );
     for (const [name, { traceId, spanId, app, decision: verdict }] of traces) {
       const spans = all.filter((s) => s.traceId === traceId);
