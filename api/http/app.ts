@@ -141,7 +141,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
 
   // SCIM (RFC 7644): its own door, so that every answer under /scim/v2, refusals too, is SCIM's.
   const scim = scimRouter(svc);
-  app.use(scim.router, scim.errors);
+  app.use(scim.router).use(scim.errors);
 
   // Authentication for everything below; each route then checks policies itself,
   // once it has matched, so that the policy sees what the router decided.

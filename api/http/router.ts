@@ -305,7 +305,11 @@ export class Router implements AppLocals {
     return this.#route(undefined, path, handlers);
   }
 
-  /** Middleware for every path (or `path` and below), routers mounted in place, or error handlers. */
+  /** Middleware for every path, or `path` and below; routers mounted in place. */
+  use(...handlers: (RequestHandler | readonly RequestHandler[] | Router)[]): this;
+  use(path: string, ...handlers: (RequestHandler | readonly RequestHandler[])[]): this;
+  /** An error handler: it runs once a handler before it failed. */
+  use(errors: ErrorRequestHandler): this;
   use(...args: (string | Handler | readonly RequestHandler[] | Router)[]): this {
     const matcher = typeof args[0] === 'string' ? prefixMatcher(args.shift() as string) : ANY_PATH;
     for (const item of args.flat()) {
