@@ -1,4 +1,4 @@
-// Every error the API answers with on purpose. The express error handler turns
+// Every error the API answers with on purpose. The router's error handler turns
 // them into responses in one place (api/http/errors.ts); anything else is a 500.
 
 const TYPOGRAPHY: Record<string, string> = {

@@ -144,7 +144,7 @@ const CREDENTIAL_PARAMS = new Set(CREDENTIALS.map((name) => name.toLowerCase()))
 /**
  * The URL as it may be logged: credential-bearing parameter values replaced, the rest kept
  * as it came. A name is judged decoded (percent-encoding, '+'), as the query parser reads
- * it: `?access%5Ftoken=…` is the access token to express. A name that does not decode is
+ * it: `?access%5Ftoken=…` is the access token to the router. A name that does not decode is
  * judged secret: better a lost value in a log than a leaked token.
  */
 export function redactUrl(url: string): string {

@@ -18,7 +18,10 @@ import { ChangeFeed } from './db/notify.js';
 import { HostLocator, type Located } from './db/locator.js';
 import { createPool, type Pool } from './db/pool.js';
 import { parseDatabaseUrl } from './database-url.js';
-import { createRequestListener } from './http/app.js';
+import { createRequestListener, SERVER_CLASSES } from './http/app.js';
+
+/** The request and response classes every box's server builds (api/http/router.ts). */
+export { SERVER_CLASSES };
 import { addressResolver } from './http/client-address.js';
 import { httpsServer } from './http/tls.js';
 import { clientCertificates } from './http/client-certificate.js';
@@ -393,7 +396,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const box = await openBox(config, databaseUrl, log, { draining: () => draining });
   const { svc, listener } = box;
   const secure = config.tls ? httpsServer(config.tls, listener, log, { requestCert: config.clientCertificates.request }) : undefined;
-  const server = secure?.server ?? http.createServer(listener);
+  const server = secure?.server ?? http.createServer(SERVER_CLASSES, listener);
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await listenOn(server, config.port, config.host, 'BOXAUTH_PORT');
   const extAuthz =

@@ -13,6 +13,7 @@ import { onStop } from '../policy/budget.js';
 import type { Logger } from '../log.js';
 import { serveMetrics } from '../metrics.js';
 import { HostedBox, type HostParts } from './hosted-box.js';
+import { SERVER_CLASSES } from '../server.js';
 import { boxEnv, watchRegistry, type RegistryEntry } from './registry.js';
 
 const { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
@@ -154,7 +155,7 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
   sweep.unref();
 
   let draining = false;
-  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server = http.createServer(SERVER_CLASSES, (req: IncomingMessage, res: ServerResponse) => {
     if (draining) res.setHeader('Connection', 'close');
     const box = boxOfHost(byHost, req.headers.host);
     if (box) return box.serve(req, res);

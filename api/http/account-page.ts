@@ -2,7 +2,7 @@
 // address, password, sign-ins, apps; routes/factors.ts: second factors), and who may change it.
 import { offersSignInCodes } from '../config.js';
 import { MAILED_FACTOR_KINDS } from '../factor-kinds.js';
-import type { Request, Response } from 'express';
+import type { Request, Response } from './router.js';
 import { accountRecords, freshSecondFactor, provenRecently } from '../people/own-account.js';
 import { accountPage } from '../ui/account-page.js';
 import type { FieldErrors, Text } from '../ui/language.js';

@@ -1,9 +1,9 @@
-// The express app of one box. Reading order of a request: logging and security
-// headers; the public endpoints (OAuth, discovery, health, sign-out); then, for
+// The app of one box: one router (./router.ts) for every path. Reading order of a request: the
+// gateways' doors and the OAuth endpoints that take a body, each answering its request whole; then
+// logging and security headers; the public endpoints (discovery, health, sign-out); then, for
 // everything else, authentication and authorization before the resource routers.
 import { samlRouter } from './routes/saml.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Express, type RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { redactUrl } from '../log.js';
 import { nameRequestSpan, requestSpan } from '../tracing.js';
@@ -14,9 +14,11 @@ import { checkedRequestLine } from './edge.js';
 import { setBranding } from './pages.js';
 import { errorHandler } from './errors.js';
 import { COMMON_HEADERS, PREFLIGHT_HEADERS, strictTransportSecurity } from './headers.js';
-import { withGateEndpoints } from './gate-endpoints.js';
-import { withOAuthEndpoints } from './oauth-endpoints.js';
-import { strictRouter } from './router.js';
+import { gateEndpoints } from './gate-endpoints.js';
+import { mountOAuthEndpoints } from './oauth-endpoints.js';
+import { Router, type RequestHandler } from './router.js';
+
+export { SERVER_CLASSES } from './router.js';
 import { adminRouter } from './routes/admin.js';
 import { authorizationEndpointRouter } from './routes/authorization-endpoint.js';
 import { authzenRouter } from './routes/authzen.js';
@@ -62,7 +64,7 @@ function requestLog(logRequest: LogRequest): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      const route = req.route ? req.route.path : 'unmatched';
       logRequest(req.method, req.originalUrl, route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
@@ -74,21 +76,29 @@ const commonHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
-const cors: RequestHandler = (req, res, next) => {
-  if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
-    res.set(PREFLIGHT_HEADERS).status(204).end();
-    return;
-  }
-  next();
-};
+/**
+ * A CORS preflight is answered here; any other OPTIONS request at a path the box routes, with the
+ * methods it takes (RFC 9110 §9.3.7: "the Allow header field … indicating the methods supported").
+ */
+const optionsAnswer =
+  (app: Router): RequestHandler =>
+  (req, res, next) => {
+    if (req.method !== 'OPTIONS') return next();
+    if (req.headers['access-control-request-method']) return void res.set(PREFLIGHT_HEADERS).status(204).end();
+    const methods = app.methodsOf(req.path);
+    if (methods.length === 0) return next();
+    res
+      .set('Allow', [...methods, 'OPTIONS'].join(', '))
+      .status(204)
+      .end();
+  };
 
 /** What the composition root tells the app of the process (readiness). */
 export type AppOptions = Readiness;
 
-/** The box's request listener: the gateways' doors and the OAuth endpoints on node:http, and express for everything else. */
+/** The box's request listener: its one router (./router.ts), whose classes the server builds (SERVER_CLASSES). */
 export function createRequestListener(svc: Services, options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const logRequest = requestLogger(svc);
-  const listener = withGateEndpoints(svc, withOAuthEndpoints(svc, createApp(svc, options, logRequest), logRequest), logRequest);
+  const listener = createApp(svc, options, requestLogger(svc)).listener();
   const sts = strictTransportSecurity(svc.config);
   // Set before either path runs, so every answer carries them (writeHead keeps headers set earlier).
   return (req, res) => {
@@ -101,17 +111,13 @@ export function createRequestListener(svc: Services, options: AppOptions): (req:
   };
 }
 
-function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  // Client addresses come from svc.addressOf (BOXAUTH_TRUSTED_PROXIES), never from req.ip.
-  app.set('trust proxy', false);
-  // One path, one meaning: see ./router.ts.
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
+function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): Router {
+  const app = new Router();
   setBranding(app, svc.config.branding);
-  app.use(requestLog(logRequest), commonHeaders, cors, checkedRequestLine);
+  // Ahead of everything: each answers its request whole, with its own headers and log line.
+  app.use('/authz', gateEndpoints(svc, logRequest));
+  mountOAuthEndpoints(app, svc, logRequest);
+  app.use(requestLog(logRequest), commonHeaders, optionsAnswer(app), checkedRequestLine);
 
   app.use(healthRouter(svc, options));
   app.use(oauthRouter(svc), ssfMetadataRouter(svc));
@@ -135,11 +141,11 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
 
   // SCIM (RFC 7644): its own door, so that every answer under /scim/v2, refusals too, is SCIM's.
   const scim = scimRouter(svc);
-  app.use(scim.router, scim.errors);
+  app.use(scim.router).use(scim.errors);
 
   // Authentication for everything below; each route then checks policies itself,
   // once it has matched, so that the policy sees what the router decided.
-  const guarded = strictRouter();
+  const guarded = new Router();
   const guard = authorize(svc);
   guarded.use(authenticate(svc));
   guarded.use(

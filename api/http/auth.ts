@@ -1,6 +1,6 @@
 // Authentication (who is calling: the session behind the bearer token) and
 // authorization (does any AccessPolicy allow this request). Deny by default.
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from './router.js';
 import { ApiError, challenge } from '../errors.js';
 import { percentDecode } from '../input.js';
 import { subjectOf } from '../credentials/exchange/parties.js';
@@ -45,7 +45,7 @@ export interface Principal {
 /** What finding who presents a token needs: the token checks (DPoP's too), and the clients and users behind them. */
 export type PrincipalServices = ResourceServices & Pick<Needs, 'clients' | 'users'>;
 
-declare module 'express-serve-static-core' {
+declare module './router.js' {
   interface Request {
     principal?: Principal;
   }

@@ -1,8 +1,8 @@
-// Request bodies of express's routes: the resource API's JSON and YAML, and the
+// Request bodies of the router's routes: the resource API's JSON and YAML, and the
 // forms of the box's own pages. Both are read by ./request-body.ts (as the OAuth
 // endpoints' are), before any handler runs; a parsed body is then checked like
 // every input (api/input.ts).
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler } from './router.js';
 import { ApiError, badRequest } from '../errors.js';
 import { bodyProblem } from '../input.js';
 import { readBody, type BodyRules } from './request-body.js';

@@ -13,7 +13,7 @@ export function browserPage<Path extends string>(path: Path): Path {
   return path;
 }
 
-/** The paths marked so far (express paths: `/auth/upstream/:id`). */
+/** The paths marked so far (route paths: `/auth/upstream/:id`). */
 export function browserPages(): ReadonlySet<string> {
   return pages;
 }

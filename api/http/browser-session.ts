@@ -8,7 +8,7 @@
 import type { HookCaller } from '../hooks/caller.js';
 import type { PrincipalUser } from '../types.js';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { Request, Response } from './router.js';
 import { parseCookies } from '../cookies.js';
 import type { BrowserSession } from '../store/browser-sessions.js';
 import type { Pool } from '../db/pool.js';

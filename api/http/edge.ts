@@ -3,7 +3,7 @@
 // is not valid percent-encoded UTF-8, holds a NUL or a lone surrogate, is too
 // long, or names an object's prototype is refused here with 400, so no handler,
 // policy or SQL statement ever meets one.
-import type { RequestHandler } from 'express';
+import type { RequestHandler } from './router.js';
 import { ApiError, badRequest } from '../errors.js';
 import { INPUT_LIMITS, isPrototypeKey, percentDecode, textProblem } from '../input.js';
 

@@ -1,7 +1,6 @@
 // The one place errors become responses. ApiError subclasses carry their status,
-// headers and body; express's own 4xx errors are mapped to the same shape; anything
-// else is logged and answered with a bare 500 that leaks nothing.
-import type { ErrorRequestHandler, Request, Response } from 'express';
+// headers and body; anything else is logged and answered with a bare 500 that leaks nothing.
+import type { ErrorRequestHandler, Request, Response } from './router.js';
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { ApiError, errorMessage, ValidationError } from '../errors.js';
 import { shownEntity } from '../schema/write-only.js';
@@ -19,17 +18,6 @@ interface Needs {
   config: Config;
   log: Logger;
   metrics: Metrics;
-}
-
-interface ExpressError extends Error {
-  status?: number;
-}
-
-/** Any 4xx that express or its router raised (e.g. a route parameter that is not valid percent-encoding), as an ApiError. */
-function fromExpress(err: ExpressError): ApiError | undefined {
-  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500)
-    return new ApiError(err.status, 'invalid_request', 'malformed request');
-  return undefined;
 }
 
 export interface ErrorAnswer {
@@ -133,17 +121,15 @@ function errorPage(box: string, answer: ErrorAnswer): Page {
 const BARE_500 = '{"error":"server_error","error_description":"internal error; see the server log"}';
 
 /**
- * Express's last handler. It never throws and never passes the error on: what
- * express would do then is its own HTML page, with a stack trace outside
- * production.
+ * The router's last handler (./app.ts). It never throws and never passes the error on: the
+ * router's own answer then would be a bare 500 with no body.
  */
 export function errorHandler(svc: Pick<Needs, 'log' | 'metrics' | 'config'>): ErrorRequestHandler {
   const { log } = svc;
   return (err: unknown, req: Request, res: Response, _next) => {
     if (res.headersSent) return;
     try {
-      const known = err instanceof ApiError ? err : err && typeof err === 'object' ? fromExpress(err as ExpressError) : undefined;
-      const answer = errorAnswer(known ?? err, svc, req);
+      const answer = errorAnswer(err, svc, req);
       if (wantsPage(req)) return renderPage(res, answer.status, errorPage(svc.config.box, answer), answer.headers);
       res.set(answer.headers);
       send(req, res, answer.status, answer.body);

@@ -15,7 +15,7 @@
 // No clocks are compared: a sign-in's auth_time is only compared with itself, and a
 // marker's age (it lives an hour) is the process's.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { Request, Response } from './router.js';
 import { AUTHORIZE_PARAMS, SIGN_IN_AFTER, type AuthorizationRequest } from '../oauth/authorization-request.js';
 import type { BrowserSession } from '../store/browser-sessions.js';
 import { browserId, presentedBrowserId, type BrowserServices } from './browser-session.js';

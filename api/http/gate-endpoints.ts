@@ -1,7 +1,6 @@
-// The decision point's HTTP doors for gateways, on node:http ahead of express (as
-// ./oauth-endpoints.ts does for the token endpoint: a gateway asks once per request
-// of every app it guards, and express's router and response helpers cost as much as
-// the decision). Each reads its gateway's way of sending the original request into a
+// The decision point's HTTP doors for gateways, mounted at /authz ahead of every other handler
+// (as ./oauth-endpoints.ts is for the token endpoint: a gateway asks once per request of every
+// app it guards), each answering its request whole. Each reads its gateway's way of sending the original request into a
 // GateRequest and writes the one decision (api/decision/engine.ts) back:
 //
 // - HTTP external authorization (Envoy's http_service, Gateway API ExternalAuth):
@@ -42,6 +41,7 @@ import { requestLineProblem } from './edge.js';
 import { doorError, errorAnswer } from './errors.js';
 import { COMMON_HEADERS } from './headers.js';
 import { PAGE_HEADERS } from './pages.js';
+import type { RequestHandler } from './router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -246,17 +246,13 @@ function doorOf(
   return undefined;
 }
 
-/** A request listener for the box's HTTP server: the gate's doors above, and everything else handed to `fallback`. */
-export function withGateEndpoints(
-  svc: GateEndpointServices,
-  fallback: (req: IncomingMessage, res: ServerResponse) => void,
-  logRequest: LogRequest,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
+/** The gate's doors above, for `router.use('/authz', …)`: what is not one of them goes on to the next handler. */
+export function gateEndpoints(svc: GateEndpointServices, logRequest: LogRequest): RequestHandler {
+  return (req, res, next) => {
     const url = req.url ?? '/';
-    const door = url.startsWith('/authz/') ? doorOf(req, url) : undefined;
+    const door = doorOf(req, url);
     if (!door) {
-      fallback(req, res);
+      next();
       return;
     }
     const method = req.method ?? 'GET';

@@ -1,4 +1,4 @@
-// Headers on every answer of the box, from express or from the OAuth endpoints (./oauth-endpoints.ts).
+// Headers on every answer of the box, from the routes or from the OAuth endpoints (./oauth-endpoints.ts).
 // Bearer tokens, not cookies, authorize API calls, so any origin may call the API
 // and the OAuth endpoints from a browser app (no credentials are ever allowed).
 import type { Config } from '../config.js';

@@ -1,13 +1,11 @@
 // The OAuth endpoints that take a body (POST /auth/token, /auth/introspect,
-// /auth/revoke, /auth/device, /auth/par) answer here, on node:http, ahead of express; express never sees
-// them. They are what every in-cluster app calls, often once per request of its
-// own, and the profile of `make bench` put express's router, body parsers and
-// response helpers at a third of their time. This is their one entry path: the
+// /auth/revoke, /auth/device, /auth/par, /auth/register): the first routes of the box's router
+// (./router.ts), each answering its request whole, with no middleware before it. They are what
+// every in-cluster app calls, often once per request of its own. This is their one entry path: the
 // request line is read here; the body (its size, content type, charset and
-// compression) by ./request-body.ts, the one body reading of both HTTP stacks,
+// compression) by ./request-body.ts, the one body reading of every route,
 // under the rules below (PARAMETERS); their parameters in api/oauth/params.ts.
-// Discovery and JWKS stay in express (./routes/oauth.ts).
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// Discovery and JWKS are ordinary routes (./routes/oauth.ts).
 import { ApiError } from '../errors.js';
 import type { OAuthRequest } from '../oauth/client-auth.js';
 import { deviceAuthorization, type DeviceServices } from '../oauth/device.js';
@@ -23,6 +21,7 @@ import type { AddressOf } from './client-address.js';
 import { readBody, type BodyRules } from './request-body.js';
 import { errorAnswer } from './errors.js';
 import { COMMON_HEADERS, NO_STORE, PREFLIGHT_HEADERS } from './headers.js';
+import type { RequestHandler, Router } from './router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -87,23 +86,18 @@ const REGISTRATION: BodyRules = {
 };
 
 /**
- * A request listener for the box's HTTP server: the OAuth endpoints above, and
- * everything else handed to `fallback` (the express app).
+ * The OAuth endpoints above as the first routes of `router` (./app.ts), each for every method: it
+ * answers the request whole (its headers, its log line), and no handler after it runs.
  */
-export function withOAuthEndpoints(
+export function mountOAuthEndpoints(
+  router: Router,
   svc: OAuthEndpointServices,
-  fallback: (req: IncomingMessage, res: ServerResponse) => void,
   logRequest: (method: string, url: string, route: string, status: number, seconds: number) => void,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
+): void {
+  const handler: RequestHandler = (req, res) => {
     const url = req.url ?? '/';
-    const query = url.indexOf('?');
-    const route = query === -1 ? url : url.slice(0, query);
-    const endpoint = ENDPOINTS.get(route);
-    if (!endpoint) {
-      fallback(req, res);
-      return;
-    }
+    const route = req.path;
+    const endpoint = ENDPOINTS.get(route)!;
     const method = req.method ?? 'GET';
     const started = process.hrtime.bigint();
     const answer = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
@@ -140,4 +134,5 @@ export function withOAuthEndpoints(
       .then((body = {}) => endpoint(svc, request, body))
       .then((body) => answer(CREATED.has(route) ? 201 : 200, body, nonce ? { 'DPoP-Nonce': nonce } : {}), fail);
   };
+  for (const path of ENDPOINTS.keys()) router.all(path, handler);
 }

@@ -3,7 +3,7 @@
 // pages offering a passkey are the exceptions),
 // and is never cached: it may carry a CSRF token or say who is signed in.
 import { offersFirstStep } from '../people/ways/email-first-step.js';
-import type { Request, Response } from 'express';
+import type { Request, Response } from './router.js';
 import { accountHolder as holderOf, signedInPerson as personOf, type SignedInPerson } from '../people/browsers.js';
 import { wayAccepted } from '../credentials/sign-in.js';
 import { labelOf, offeredProviders } from '../people/upstream/flow.js';

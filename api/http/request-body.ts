@@ -1,5 +1,5 @@
-// Reading a request's body, one way for both HTTP stacks: node:http for the OAuth
-// endpoints (./oauth-endpoints.ts) and express for the rest (./body.ts). The size
+// Reading a request's body, one way for every route: the OAuth endpoints
+// (./oauth-endpoints.ts) and the other routes (./body.ts). The size
 // limit, media types and their charset, compressed bodies, UTF-8, and the parse
 // are all here; each use says what it takes (BodyRules) and what a body of another
 // type is. What enters is then checked as every input is (api/input.ts) by the caller.

@@ -1,5 +1,5 @@
 // Responses in the format the client asked for: JSON by default, YAML on request.
-import type { Request, Response } from 'express';
+import type { Request, Response } from './router.js';
 import { stringify } from 'yaml';
 
 export function send(req: Request, res: Response, status: number, body: unknown): void {

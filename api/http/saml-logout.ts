@@ -3,7 +3,7 @@
 // sign-out (the box's /auth/sign-out, OpenID Connect's /auth/logout, a SAML app's /auth/saml/slo,
 // the account page's end of this very sign-in) end the session here and send the browser where the
 // chain says.
-import type { Request, Response } from 'express';
+import type { Request, Response } from './router.js';
 import { startLogoutChain, type LogoutChainServices, type LogoutEnd, type LogoutStep } from '../saml/logout-chains.js';
 import { words } from '../ui/language.js';
 import { messagePage } from '../ui/pages.js';

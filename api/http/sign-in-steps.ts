@@ -1,7 +1,7 @@
 // The door of a sign-in in steps (api/people/steps.ts decides): where each step's page is, and
 // how the way on is carried out — the cookies the people floor made (a session's token, a step's,
 // or the end of a step) handed to the browser, and a 303 to the page or the target.
-import type { Request, Response } from 'express';
+import type { Request, Response } from './router.js';
 import type { SignedInPerson } from '../people/browsers.js';
 import { proceed, stepUpOf, type Next, type SignInAgainReason, type StepServices, type StepTarget, type WentOn } from '../people/steps.js';
 import { browserFacts, browserTokens, handOver, handOverDevice, type BrowserServices } from './browser-session.js';

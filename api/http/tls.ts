@@ -9,6 +9,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import tls from 'node:tls';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { SERVER_CLASSES } from './router.js';
 
 export interface TlsFiles {
   certFile: string;
@@ -68,7 +69,7 @@ export function httpsServer(
   // client without one is served as before; whether a certificate authenticates a client is judged
   // per request (api/oauth/client-certificate.ts), against the CAs of BOXAUTH_CLIENT_CA_FILE.
   const server = https.createServer(
-    { ...read(files), ...(clients.requestCert ? { requestCert: true, rejectUnauthorized: false } : {}) },
+    { ...SERVER_CLASSES, ...read(files), ...(clients.requestCert ? { requestCert: true, rejectUnauthorized: false } : {}) },
     listener,
   );
   const reload = (): void => {

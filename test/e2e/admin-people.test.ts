@@ -250,6 +250,8 @@ describe('admin console: people (Chromium)', function () {
       await page.getByRole('tab', { name: 'Groups' }).click();
       await page.getByRole('list', { name: 'Groups' }).getByRole('button', { name: 'ops' }).click();
       const item = page.getByRole('list', { name: 'Members' }).getByRole('listitem').filter({ hasText: '(turned off)' });
+      // The members load after the group is picked; allTextContents() reads what is there now, without waiting.
+      await item.waitFor();
       expect(await item.locator('bdi').allTextContents()).to.deep.equal([email]);
       expect(await drawnInOrder(item, ' (turned off)'), 'the words after the name').to.equal(true);
 
@@ -262,6 +264,7 @@ describe('admin console: people (Chromium)', function () {
 
       await page.getByRole('tab', { name: 'Users' }).click();
       await page.getByRole('list', { name: 'Users' }).getByRole('button').filter({ hasText: email }).click();
+      await page.locator('#user-form-title bdi', { hasText: email }).waitFor();
       expect(await page.locator('#user-form-title bdi').allTextContents()).to.deep.equal([email]);
       // A confirm() dialog holds no markup: the name sits between U+2068 FIRST STRONG ISOLATE and U+2069 POP DIRECTIONAL ISOLATE.
       const asked = new Promise<string>((resolve) =>

@@ -2,10 +2,9 @@
 // well-known URL of a PDP identifier whose base url has a path (AuthZEN 1.0 §9.2),
 // and the answer to a decision the engine failed to make (§7.2.1).
 import { expect } from 'chai';
-import type { Request, Response } from 'express';
+import { Request, Router, type Response } from '../../api/http/router.js';
 import type { Decision } from '../../api/decision/engine.js';
 import { answerOf, metadataOf, metadataRoute, metadataUrl } from '../../api/http/routes/authzen.js';
-import { strictRouter } from '../../api/http/router.js';
 
 describe('AuthZEN metadata and answers', function () {
   it("places the metadata as §9.2's examples do: the well-known string between host and path", function () {
@@ -21,14 +20,15 @@ describe('AuthZEN metadata and answers', function () {
   it("routes the metadata of each app under the base url's path, taken literally", async function () {
     // The box's own router, handed a bare request: which app (if any) the route takes from `path`.
     const matches = async (baseUrl: string, path: string): Promise<string | undefined> => {
-      const router = strictRouter();
+      const router = new Router();
       let app: string | undefined;
       router.get(metadataRoute(baseUrl), (req, res) => {
-        app = req.params.app as string;
+        app = req.params.app;
         res.end();
       });
       await new Promise<void>((resolve) => {
-        router({ method: 'GET', url: path } as Request, { end: resolve } as unknown as Response, () => resolve());
+        const req = Object.assign(Object.create(Request.prototype) as Request, { method: 'GET', url: path });
+        router.handle(req, { end: resolve } as unknown as Response, () => resolve());
       });
       return app;
     };

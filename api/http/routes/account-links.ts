@@ -4,7 +4,7 @@
 // anything else; a link that does not work counts as a failed sign-in of its network address
 // (api/people/attempts.ts), so links are not guessed faster than passwords.
 import type { Argon2Gate } from '../../credentials/secrets.js';
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { ValidationError } from '../../errors.js';
 import { passwordAgain } from '../../people/ways/password.js';
 import type { Metrics } from '../../metrics.js';
@@ -39,7 +39,6 @@ import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.j
 import { pageErrors } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import { invalidForm, renderPage } from '../pages.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -54,7 +53,7 @@ type Body = Record<string, unknown>;
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
 export function accountLinkRouter(svc: LinkRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
   const mail = svc.config.smtp !== undefined;
 

@@ -4,7 +4,7 @@
 // current password, or a second factor given minutes ago (api/people/own-account.ts); passwords
 // are counted before they are checked, as at sign-in (api/people/attempts.ts).
 import type { Argon2Gate } from '../../credentials/secrets.js';
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { ValidationError } from '../../errors.js';
 import { endGrant, endSignIn } from '../../people/accounts.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
@@ -25,7 +25,6 @@ import { confirmPage } from '../../ui/account-page.js';
 import { words, type FieldErrors, type Text } from '../../ui/language.js';
 import { renderPage, type SignedInPerson } from '../pages.js';
 import { sendLogoutStep, throughApps, type SignOutServices } from '../saml-logout.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -41,7 +40,7 @@ const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function accountRouter(svc: AccountRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
 
   /**
    * The person's current password in `field` of the form, counted before it is checked as at

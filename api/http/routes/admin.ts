@@ -1,6 +1,6 @@
 // The admin UI (/admin), the box's root (/), the static assets of the pages and the box's own
 // documentation (/docs: the Markdown pages of docs/, read-only).
-import express, { type Router } from 'express';
+import { Router } from '../router.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,9 +11,9 @@ import type { Config } from '../../config.js';
 import { adminPage } from '../../ui/admin.js';
 import { homePage } from '../../ui/pages.js';
 import { browserPage } from '../browser-pages.js';
+import { sendFile, staticFiles } from '../static-files.js';
 import { wantsPage } from '../errors.js';
 import { contentSecurityPolicy, renderPage } from '../pages.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -29,22 +29,23 @@ const SCRIPTS_DIR = fileURLToPath(new URL('../../ui/browser/', import.meta.url))
 const SCRIPTS = readdirSync(SCRIPTS_DIR).filter((name) => name.endsWith('.js'));
 /** The library passkeys.js loads, @simplewebauthn/browser's own bundle. */
 const WEBAUTHN_LIBRARY = projectPath('node_modules', '@simplewebauthn', 'browser', 'dist', 'bundle', 'index.umd.min.js');
-const SCRIPT_TYPE = { 'Content-Type': 'text/javascript; charset=utf-8' };
+/** How long a browser may keep the files served here. */
+const HOUR = 3600;
 
 /** What the admin UI and the box's root page use. */
 export type AdminRouterServices = Pick<Needs, 'config'>;
 
 export function adminRouter(svc: AdminRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
   const origin = new URL(svc.config.baseUrl).origin;
   const logo = logoSource(svc.config.branding);
   for (const name of SCRIPTS) {
-    router.get(browserPage(`/assets/${name}`), (_req, res) => {
-      res.sendFile(join(SCRIPTS_DIR, name), { maxAge: '1h', headers: SCRIPT_TYPE });
+    router.get(browserPage(`/assets/${name}`), (_req, res, next) => {
+      sendFile(res, join(SCRIPTS_DIR, name), HOUR, next);
     });
   }
-  router.get(browserPage('/assets/simplewebauthn-browser.js'), (_req, res) => {
-    res.sendFile(WEBAUTHN_LIBRARY, { maxAge: '1h', headers: SCRIPT_TYPE });
+  router.get(browserPage('/assets/simplewebauthn-browser.js'), (_req, res, next) => {
+    sendFile(res, WEBAUTHN_LIBRARY, HOUR, next);
   });
   // The box's colours, from its checked branding (api/branding.ts): a stylesheet of the box's own,
   // since the pages' Content-Security-Policy runs no inline style.
@@ -52,11 +53,11 @@ export function adminRouter(svc: AdminRouterServices): Router {
   router.get(browserPage('/assets/brand.css'), (_req, res) => {
     res.set('Cache-Control', 'public, max-age=3600').type('text/css').send(brandCss);
   });
-  router.use('/assets', express.static(projectPath('api', 'ui', 'assets'), { maxAge: '1h', index: false }));
+  router.use('/assets', staticFiles('/assets', projectPath('api', 'ui', 'assets'), HOUR));
   // The documentation of this release, where the box's answers point (SCIM's documentationUri):
   // the files as they are, Markdown as text/markdown (with nosniff, never rendered as a page), no
-  // listing of a folder; serve-static refuses a path that climbs out of docs/ and dotfiles.
-  router.use('/docs', express.static(projectPath('docs'), { maxAge: '1h', index: false, redirect: false, dotfiles: 'deny' }));
+  // listing of a folder; a path that climbs out of docs/ or names a dotfile is not found.
+  router.use('/docs', staticFiles('/docs', projectPath('docs'), HOUR));
   router.use('/docs', () => {
     throw new ApiError(404, 'not_found', 'no such page of the documentation');
   });

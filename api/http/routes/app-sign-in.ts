@@ -1,7 +1,7 @@
 // People in browsers at an app: the gateway routes <app url>/.boxauth/start,
 // /callback and /sign-out here, with the app's Host (the flow and its safeguards are
 // api/decision/app-sign-in.ts). The gateways' own doors are ../gate-endpoints.ts.
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { ApiError } from '../../errors.js';
 import {
   appCookieAttributes,
@@ -34,7 +34,6 @@ import { appSignOutPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { cookies } from '../browser-session.js';
 import { renderPage } from '../pages.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -48,7 +47,7 @@ interface Needs {
 export type AppSignInRouterServices = GrantServices & TokenPathServices & Pick<Needs, 'addressOf' | 'apps' | 'clients' | 'csrfKey'>;
 
 export function appSignInRouter(svc: AppSignInRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
 
   async function appOf(req: Request): Promise<App> {

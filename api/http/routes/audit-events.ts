@@ -3,7 +3,7 @@
 // shown only to whom may read every record it names (api/audit.ts recordsNamedBy), so that an
 // administrator of one App sees what happened there and nothing of the rest of the box.
 // `boxauth events` and the admin console's Events tab read it.
-import type { Request, RequestHandler, Router } from 'express';
+import { Request, RequestHandler, Router } from '../router.js';
 import { recordsNamedBy, type AuditEventResource } from '../../audit.js';
 import { badRequest } from '../../errors.js';
 import type { Pool } from '../../db/pool.js';
@@ -11,7 +11,6 @@ import type { Policies } from '../../policy/evaluate.js';
 import { searchAuditEvents, type AuditSearch, type StoredAuditEvent } from '../../store/audit-events.js';
 import { readableBy, type Principal } from '../auth.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -144,7 +143,7 @@ async function readablePage(
 }
 
 export function auditEventRouter(svc: Needs, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
 
   router.get('/AuditEvent', guard, async (req, res) => {
     const search = auditSearchOf(req.query);

@@ -6,7 +6,7 @@
 // request's response mode: a redirect, or the page that posts it (api/oauth/response-mode.ts).
 import { browserPage } from '../browser-pages.js';
 import { waysAccepted, type AcceptedWaysServices } from '../accepted-ways.js';
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { decideInteraction, type Interaction } from '../../oauth/interaction.js';
 import {
   AUTHORIZE_PARAMS,
@@ -33,7 +33,6 @@ import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browse
 import { signedInAfterRequest, signInMarker, type FreshSignInServices } from '../fresh-sign-in.js';
 import { invalidForm, renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { stepUp } from '../sign-in-steps.js';
-import { strictRouter } from '../router.js';
 
 /** What the authorization endpoint and the consent form use: the request, the browser's sign-in, the code. */
 export type AuthorizationEndpointRouterServices = AuthorizationRequestServices &
@@ -53,7 +52,7 @@ const PROBLEM_WORDS: Record<PageProblemKind, [title: MessageKey, message: Messag
 };
 
 export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
 
   const problemPage = (res: Response, problem: PageProblem): void => {

@@ -49,7 +49,7 @@
 // (§10.1: requests "MUST include a Content-Type header with the value
 // application/json"; §10.1.2 has 400 for a bad request), one in another charset or
 // coding a 415. §9.1 wants an https identifier: it is one when BOXAUTH_BASE_URL is.
-import type { Request, RequestHandler, Response, Router } from 'express';
+import { Request, RequestHandler, Response, Router } from '../router.js';
 import { ApiError } from '../../errors.js';
 import { authzenTarget } from '../../decision/authzen-target.js';
 import { decide, type Credential, type Decision, type DecisionServices } from '../../decision/engine.js';
@@ -60,7 +60,6 @@ import type { App, Client } from '../../types.js';
 import { actorOf, personReader } from '../auth.js';
 import { authzenBody } from '../body.js';
 import { doorError } from '../errors.js';
-import { strictRouter } from '../router.js';
 import { accessEvaluation, accessEvaluations, stopsAfter, type Evaluation, type Problem } from './authzen-request.js';
 import { search, type MayRead, type SearchServices } from './authzen-search.js';
 
@@ -92,10 +91,10 @@ export function metadataOf(pdp: string): Json {
 /** The header that carries the ids of the decisions an answer holds (the gateways' doors' own). */
 export const DECISION_HEADER = 'X-Boxauth-Decision';
 
-/** The route of metadataUrl(<base url>/apps/:app): the base url's path taken literally (path-to-regexp's escapes). */
+/** The route of metadataUrl(<base url>/apps/:app): the base url's path taken literally (a segment that starts with `:` or `\\` escaped: api/http/router.ts). */
 export function metadataRoute(baseUrl: string): string {
   const prefix = new URL(metadataUrl(baseUrl)).pathname;
-  return `${prefix.replace(/[{}()[\]+?!:*\\]/g, '\\$&')}/apps/:app`;
+  return `${prefix.replace(/\/([:\\])/g, '/\\$1')}/apps/:app`;
 }
 
 /** The subject as the decision point reads it; a person only among those the PEP may read (`mayRead`, api/decision/engine.ts namedCaller). */
@@ -180,7 +179,7 @@ const echoRequestId: RequestHandler = (req, res, next) => {
 };
 
 export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestHandler, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
   const pdpOf = (app: string): string => `${svc.config.baseUrl}/apps/${app}`;
 
   async function appOf(id: string): Promise<App> {

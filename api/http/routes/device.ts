@@ -3,7 +3,7 @@
 // or deny. A wrong code, typed on the page or sent in the form, counts as a failed
 // attempt of the person (the sign-in throttle), so that user codes cannot be
 // guessed by trying them all.
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { answerDeviceCode, formatUserCode, pendingDeviceCode } from '../../oauth/device.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { Stored } from '../../store/resources.js';
@@ -20,7 +20,6 @@ import { stepUp } from '../sign-in-steps.js';
 import type { Acr } from '../../credentials/acr.js';
 import { mustStepUp, wayAccepted } from '../../credentials/sign-in.js';
 import { acrWantedOf } from '../../people/steps.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -42,7 +41,7 @@ class Miss {
 }
 
 export function deviceRouter(svc: DeviceRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
 
   /**

@@ -4,7 +4,7 @@
 // the app's policies made of it, without recording it; GET /authz/decisions/<id>
 // explains a refused decision the record kept, and GET /authz/decisions?app=<id> lists an App's
 // newest kept refusals. `boxauth explain` calls the first two, the admin console all three.
-import type { RequestHandler, Router } from 'express';
+import { RequestHandler, Router } from '../router.js';
 import { badRequest, notFound } from '../../errors.js';
 import { decide, type Credential, type DecisionServices } from '../../decision/engine.js';
 import { explainDecision, explainRecorded } from '../../decision/explain.js';
@@ -13,7 +13,6 @@ import { KEPT_PER_CALLER_PER_SECOND, KEPT_PER_SECOND, type Decisions } from '../
 import { personReader } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 
 const text = (body: Record<string, unknown>, name: string, required = false): string | undefined => {
   const v = body[name];
@@ -34,7 +33,7 @@ function onceGiven(value: unknown, name: string, required = false): string | und
 }
 
 export function explainRouter(svc: DecisionServices & { decisions: Decisions }, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
 
   router.post('/authz/explain', guard, ...resourceBody, async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
@@ -81,11 +80,11 @@ export function explainRouter(svc: DecisionServices & { decisions: Decisions }, 
   // (params.app) grants their explanations, not another App's by a decision id found elsewhere.
   router.get('/authz/decisions/:id', guard, async (req, res) => {
     const app = onceGiven(req.query.app, 'app');
-    const found = await svc.decisions.find(req.params.id as string);
+    const found = await svc.decisions.find(req.params.id);
     const row = found && (app === undefined || found.app === app) ? found : undefined;
     if (!row)
       throw notFound(
-        `decision "${req.params.id as string}" (only refusals of an identified caller are kept, at most ${KEPT_PER_SECOND} a second per process and ${KEPT_PER_CALLER_PER_SECOND} of one caller, for BOXAUTH_DECISION_RETENTION_HOURS and within BOXAUTH_DECISION_MAX_ROWS; every decision is in the audit log)`,
+        `decision "${req.params.id}" (only refusals of an identified caller are kept, at most ${KEPT_PER_SECOND} a second per process and ${KEPT_PER_CALLER_PER_SECOND} of one caller, for BOXAUTH_DECISION_RETENTION_HOURS and within BOXAUTH_DECISION_MAX_ROWS; every decision is in the audit log)`,
       );
     send(req, res, 200, await explainRecorded(svc, row));
   });

@@ -9,7 +9,7 @@
 // `webauthn` kind is given and added by its own routes (./passkeys.ts), and is the one a sign-in
 // asked for acr phr wants.
 import { offersSignInCodes } from '../../config.js';
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { ACR_PASSKEY } from '../../credentials/acr.js';
 import {
   appKindOfForm,
@@ -58,7 +58,6 @@ import { browserFacts, csrfToken, csrfValid, handOver, type BrowserServices } fr
 import type { AddressOf } from '../client-address.js';
 import { invalidForm, renderPage, type SignedInPerson } from '../pages.js';
 import { factorChange, showAccount, type Shown } from '../account-page.js';
-import { strictRouter } from '../router.js';
 import { acrParam, goOn, pageOf, signInAgain as signInAgainPath, stepToken, type StepTarget } from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
 import type { Metrics } from '../../metrics.js';
@@ -77,7 +76,7 @@ type Body = Record<string, unknown>;
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
 export function factorRouter(svc: FactorRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
 
   const targetOf = (from: Body): StepTarget => ({ returnTo: safeReturnTo(from.return_to), acr: acrParam(from.acr) });

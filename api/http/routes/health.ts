@@ -1,9 +1,8 @@
 // Liveness and readiness. (Metrics are served on a port of their own: api/metrics.ts.)
 import { errorMessage } from '../../errors.js';
-import type { Router } from 'express';
+import { Router } from '../router.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -24,7 +23,7 @@ export interface Readiness {
 }
 
 export function healthRouter(svc: HealthRouterServices, { draining, migrationsDone }: Readiness): Router {
-  const router = strictRouter();
+  const router = new Router();
 
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', box: svc.config.box });

@@ -2,7 +2,7 @@
 // them (which one signs, which are retired and until when they stay published), POST /keys/rotate
 // makes a new key sign and retires the one it replaces (api/credentials/keyring.ts decides; this
 // door reads and answers). No answer holds a key's private half. `boxauth keys` calls both.
-import type { RequestHandler, Router } from 'express';
+import { RequestHandler, Router } from '../router.js';
 import { ValidationError } from '../../errors.js';
 import type { Audit } from '../../audit.js';
 import { JWT_ALGS, type JwtAlg } from '../../config.js';
@@ -10,7 +10,6 @@ import type { KeyStatus, Keyring } from '../../credentials/keyring.js';
 import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -66,7 +65,7 @@ function rotatedAlg(body: unknown): JwtAlg | undefined {
 export type KeyRouterServices = Pick<Needs, 'audit' | 'keyring'>;
 
 export function keyRouter(svc: KeyRouterServices, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
 
   router.get('/keys', guard, async (req, res) => {
     send(req, res, 200, { keys: (await svc.keyring.status()).map(keyJson) });

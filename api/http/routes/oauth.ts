@@ -1,8 +1,8 @@
 // The discovery documents, and the OpenAPI document of the whole API. The OAuth endpoints that take a body (token,
-// introspection, revocation, PAR…) never reach express: see ../oauth-endpoints.ts.
+// introspection, revocation, PAR…) are answered before any middleware: see ../oauth-endpoints.ts.
 import { REQUEST_OBJECT_ALGS } from '../../oauth/request-object.js';
 import { CLIENT_ASSERTION_ALGS } from '../../client-keys.js';
-import type { Router } from 'express';
+import { Router } from '../router.js';
 import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorization-request.js';
 import { RESPONSE_MODES } from '../../oauth/response-mode.js';
@@ -12,7 +12,6 @@ import { projectPath } from '../../paths.js';
 import { openApiDocument } from '../../schema/openapi.js';
 import type { Config } from '../../config.js';
 import type { Keyring } from '../../credentials/keyring.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -95,7 +94,7 @@ function packageVersion(): string {
 export type OAuthRouterServices = Pick<Needs, 'config' | 'keyring'>;
 
 export function oauthRouter(svc: OAuthRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
 
   router.get('/.well-known/jwks.json', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=60').json(svc.keyring.jwks());

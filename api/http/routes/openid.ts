@@ -1,7 +1,7 @@
 // OpenID Connect's endpoints: the UserInfo endpoint (Core §5.3), discovery
 // (Discovery 1.0) and RP-initiated logout (RP-Initiated Logout 1.0).
 import { ACR_LADDER } from '../../credentials/acr.js';
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { ApiError } from '../../errors.js';
 import {
   CLAIMS_SUPPORTED,
@@ -28,7 +28,6 @@ import { csrfToken, csrfValid, signedIn } from '../browser-session.js';
 import { sendLogoutStep, signOutThroughApps, type SignOutServices } from '../saml-logout.js';
 import { NO_STORE } from '../headers.js';
 import { renderPage, signedInPerson } from '../pages.js';
-import { strictRouter } from '../router.js';
 import { shapedClaimsOfSession } from '../../oauth/shaped-claims.js';
 import { userinfoHooked, withHooked, type TokenHookServices } from '../../oauth/token-hooks.js';
 import { authorizationServerMetadata } from './oauth.js';
@@ -76,7 +75,7 @@ export type OpenidRouterServices = PrincipalServices &
   Pick<TokenHookServices, 'hooks'>;
 
 export function openidRouter(svc: OpenidRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
   const render = renderPage;
 

@@ -5,7 +5,7 @@
 // used once: an assertion replayed, or carried to another browser, finds no challenge.
 // What is checked is api/people/ways/passkey.ts's; where a sign-in goes on, api/people/steps.ts's.
 import { createHash } from 'node:crypto';
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import type { Metrics } from '../../metrics.js';
 import { secondsUntil, type Attempts } from '../../people/attempts.js';
 import { removeOwnFactor } from '../../people/accounts.js';
@@ -40,7 +40,6 @@ import {
 import type { AddressOf } from '../client-address.js';
 import { accountHolder, hookWords, plainText, renderPage } from '../pages.js';
 import { acrParam, stepToken, whereNext } from '../sign-in-steps.js';
-import { strictRouter } from '../router.js';
 import { safeReturnTo } from './sign-in.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -81,7 +80,7 @@ const NOT_ADDED: Record<NotAdded, [number, MessageKey]> = {
 const targetOf = (body: Record<string, unknown>): StepTarget => ({ returnTo: safeReturnTo(body.return_to), acr: acrParam(body.acr) });
 
 export function passkeyRouter(svc: PasskeyRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
 
   /** Who calls: the browser of a call with a valid CSRF token (undefined, answered 403, otherwise), and its address. */
   const callerOf = (req: Request, res: Response): Caller | undefined => {

@@ -1,8 +1,8 @@
 // People's sessions as an administrator sees and ends them: one person's signed-in browsers
 // and grants to apps (/users/:id/sessions, /users/:id/grants/:family), and the box's
 // (/grants, /sign-ins). Guarded like /users: a policy must allow each request.
-import { type Request, type Response, type Router } from 'express';
-import type { RequestHandler } from 'express';
+import { type Request, type Response, Router } from '../router.js';
+import type { RequestHandler } from '../router.js';
 import { badRequest, notFound } from '../../errors.js';
 import { emailKey, invisibleProblem } from '../../input.js';
 import { endGrant, endPersonsSessions, endSignIn, type AccountServices } from '../../people/accounts.js';
@@ -15,7 +15,6 @@ import { identitiesOf } from '../../store/identity-providers.js';
 import { unlink } from '../../people/upstream/admit.js';
 import { actorOf } from '../auth.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 import { idParam } from './people.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -101,7 +100,7 @@ function paged(res: Response, total: number): Response {
 }
 
 export function peopleSessionsRouter(svc: AccountServices, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
   const existing = async (req: Request): Promise<number> => {
     const id = idParam(req, 'user');
     if (!(await getUser(svc.pool, id))) throw notFound(`user ${id}`);
@@ -152,7 +151,7 @@ export function peopleSessionsRouter(svc: AccountServices, guard: RequestHandler
   // An administrator may cut even the only way in (an account taken over at its provider); the person may not.
   router.delete('/users/:id/identities/:provider', guard, async (req, res) => {
     const id = idParam(req, 'user');
-    const provider = req.params.provider as string;
+    const provider = req.params.provider;
     if ((await unlink(svc, id, provider, actorOf(req.principal!), { evenTheOnlyWayIn: true })) !== undefined)
       throw notFound(`identity of user ${id} at ${JSON.stringify(provider.slice(0, 64))}`);
     res.status(204).end();

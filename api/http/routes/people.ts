@@ -1,6 +1,6 @@
 // The users and groups REST API (spec §4.5): /users and /groups, with the token
 // as ?access_token= or a bearer header (authentication and policies run before).
-import { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { type Request, type RequestHandler, type Response, Router } from '../router.js';
 import { ApiError, notFound } from '../../errors.js';
 import type { Argon2Gate } from '../../credentials/secrets.js';
 import { groupInput, rejected, userInput } from '../../schema/people.js';
@@ -18,7 +18,6 @@ import { getUser, listUsers, type UserRow } from '../../store/users.js';
 import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -135,7 +134,7 @@ function paged(res: Response, total: number): Response {
 export type PeopleRouterServices = AccountServices & Pick<Needs, 'config' | 'argon2'>;
 
 export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
   const recorded = (req: Request, kind: 'Group', id: number, action: 'created' | 'changed' | 'deleted'): void =>
     svc.audit.record({ event: 'record_changed', kind, id: String(id), action, by: actorOf(req.principal!) });
 

@@ -4,7 +4,7 @@
 // Guarded as a write of an IdentityProvider: the route's policy, and then only a writer that allow
 // policies let do everything on the box's API (api/policy/writers.ts) — a check makes the box
 // present the provider's client secret or bind password, and says how the provider answered.
-import type { RequestHandler, Router } from 'express';
+import { RequestHandler, Router } from '../router.js';
 import { notFound } from '../../errors.js';
 import { resourceError } from '../../credentials/errors.js';
 import type { Policies } from '../../policy/evaluate.js';
@@ -12,7 +12,6 @@ import { checkStoredProvider, type CheckServices } from '../../people/upstream/c
 import type { Logger } from '../../log.js';
 import { writerOf } from '../auth.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -23,9 +22,9 @@ interface Needs {
 export type ProviderCheckRouterServices = CheckServices & Needs;
 
 export function providerCheckRouter(svc: ProviderCheckRouterServices, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
   router.post('/IdentityProvider/:id/$check', guard, async (req, res) => {
-    const id = req.params.id as string;
+    const id = req.params.id;
     if (!(await writerOf(svc, req.principal!)).unconditional)
       throw resourceError(
         'access_denied',

@@ -1,7 +1,7 @@
 // The resource API of Client, AccessPolicy, App, IdentityProvider, Webhook and Hook: search, read, create, replace,
 // delete. JSON or YAML both ways; bodies validated against the CRD schemas.
 import { randomUUID } from 'node:crypto';
-import { type Request, type RequestHandler, type Router } from 'express';
+import { type Request, type RequestHandler, Router } from '../router.js';
 import type { Transaction, Pool } from '../../db/pool.js';
 import { ApiError, ValidationError, notFound, type FieldErrors } from '../../errors.js';
 import { removeClient } from '../../credentials/closing.js';
@@ -43,7 +43,6 @@ import type { HookCaller } from '../../hooks/caller.js';
 import { actorOf, refusedRequest, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -421,7 +420,7 @@ export type ResourceRouterServices = WriterServices & Pick<Needs, 'apps' | 'clie
 export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServices, kind: K, guard: RequestHandler): Router {
   const table = TABLES[kind];
   const write = WRITERS[kind];
-  const router = strictRouter();
+  const router = new Router();
   const id = (req: Request): string => req.params.id as string;
   // This process's caches forget a changed record at once; other processes hear of it through the change feed.
   const forget = (resourceId: string): void => {

@@ -2,7 +2,7 @@
 // its metadata says of it, where the metadata comes from and what the box last made of it at its
 // URL, and the box's own values an admin pastes into the app. Guarded as a read of the Client (its
 // route's policy); named as an operation on the record, as IdentityProvider/<id>/$check is.
-import type { RequestHandler, Router } from 'express';
+import { RequestHandler, Router } from '../router.js';
 import { notFound } from '../../errors.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { Config } from '../../config.js';
@@ -11,7 +11,6 @@ import { samlAppView } from '../../saml/app-status.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -23,9 +22,9 @@ interface Needs {
 export type SamlAppRouterServices = Pick<Needs, 'config' | 'pool' | 'clients'>;
 
 export function samlAppRouter(svc: SamlAppRouterServices, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
   router.get('/Client/:id/$saml', guard, async (req, res) => {
-    const id = req.params.id as string;
+    const id = req.params.id;
     const client = (await svc.clients.get(id))?.resource;
     if (!client?.saml) throw notFound(`SAML app "${id}" (a Client with saml)`);
     send(req, res, 200, await samlAppView(svc.pool, client, svc.config.baseUrl));

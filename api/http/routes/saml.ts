@@ -11,7 +11,7 @@
 // the box's CSRF key bound to this browser, so that nothing of it changes on the way and another
 // browser cannot use it; it stands for an hour, as the sign-in marker of /auth/authorize does.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import type { Audit } from '../../audit.js';
 import type { AddressOf } from '../client-address.js';
 import type { RecordCache } from '../../cache/record-cache.js';
@@ -56,7 +56,6 @@ import { browserId, csrfToken, csrfValid, presentedBrowserId } from '../browser-
 import { sendLogoutStep, signOutThroughApps, type SignOutServices } from '../saml-logout.js';
 import { hookWords, renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { stepUp } from '../sign-in-steps.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -120,7 +119,7 @@ const refusalOf = (err: unknown): string | undefined =>
   err instanceof SamlRefusal ? err.reason : err instanceof SpUnavailable ? err.message : undefined;
 
 export function samlRouter(svc: SamlRouterServices): Router {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
   const issuer = svc.config.baseUrl;
 

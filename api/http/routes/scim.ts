@@ -2,7 +2,7 @@
 // api/people/scim/ and back. A client's bearer token and an AccessPolicy let a directory in,
 // as for the rest of the box API (the request object's resource/type is "scim"); every
 // refusal, from a missing token to a bad filter, is the RFC's error body (§3.12).
-import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
+import { ErrorRequestHandler, Request, RequestHandler, Response, Router } from '../router.js';
 import type { Audit } from '../../audit.js';
 import type { Config } from '../../config.js';
 import { ApiError } from '../../errors.js';
@@ -26,7 +26,6 @@ import type { ScimPage } from '../../store/scim-search.js';
 import { actorOf, authenticate, authorize, type PrincipalServices } from '../auth.js';
 import { scimBody } from '../body.js';
 import { errorAnswer } from '../errors.js';
-import { strictRouter } from '../router.js';
 import type { Policies } from '../../policy/evaluate.js';
 import type { Logger } from '../../log.js';
 import type { Metrics } from '../../metrics.js';
@@ -135,7 +134,7 @@ function wantsMembers(attributes: string[] | undefined, excluded: string[] | und
 }
 
 export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHandler } {
-  const router = strictRouter();
+  const router = new Router();
   const base = `${svc.config.baseUrl}${SCIM_PATH}`;
   const guard: RequestHandler[] = [authenticate(svc), authorize(svc)];
   const recorded = (req: Request, kind: 'Group', id: string, action: 'created' | 'changed' | 'deleted'): void =>

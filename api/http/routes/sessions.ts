@@ -1,6 +1,6 @@
 // Sessions: sign-out with the token itself (DELETE /Session, no policy needed),
 // and the resource API (search, read, change, close) behind policies.
-import { type Router, type Request, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from '../router.js';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { checkPresented, type ResourceServices } from '../../credentials/dpop/resource.js';
 import { resourceError } from '../../credentials/errors.js';
@@ -15,7 +15,6 @@ import { actorOf, presentedCredential, resourceRequest, unauthorized } from '../
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { bundle } from './resources.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -84,7 +83,7 @@ const READ_ONLY = ['type', 'client', 'user', 'audience', 'scope', 'start', 'end'
 export type SessionRouterServices = Pick<Needs, 'audit' | 'pool' | 'sessions'>;
 
 export function sessionRouter(svc: SessionRouterServices, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
   const id = (req: Request): string => req.params.id as string;
 
   router.get('/Session', guard, async (req, res) => {

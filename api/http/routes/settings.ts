@@ -6,7 +6,7 @@
 // of them: not the root client's secret or the admin's password, not the factor key or the signing
 // key, not DATABASE_URL's user or password, not the SMTP password (nor its user), not a trusted
 // issuer's CA bundle (only whether there is one).
-import type { Request, RequestHandler, Response, Router } from 'express';
+import { Request, RequestHandler, Response, Router } from '../router.js';
 import { parseDatabaseUrl } from '../../database-url.js';
 import type { Config, JwtAlg } from '../../config.js';
 import { RETIRED_KEY_GRACE_MS, type Keyring } from '../../credentials/keyring.js';
@@ -22,7 +22,6 @@ import { RECENT_PROOF_MINUTES } from '../../people/factors.js';
 import { RECOVERY_CODE_COUNT } from '../../people/ways/recovery-codes.js';
 import { strictTransportSecurity } from '../headers.js';
 import { send } from '../respond.js';
-import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -206,7 +205,7 @@ export function boxSettings(config: Config, idTokenAlgs: JwtAlg[], accessAlg: Jw
 export type SettingsRouterServices = Pick<Needs, 'config' | 'keyring' | 'pool' | 'audit'>;
 
 export function settingsRouter(svc: SettingsRouterServices, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
   router.get('/settings', guard, (req: Request, res: Response) => {
     send(req, res, 200, boxSettings(svc.config, svc.keyring.algorithms, svc.keyring.active.alg));
   });

@@ -6,7 +6,7 @@ import type { Argon2Gate } from '../../credentials/secrets.js';
 import { browserPage } from '../browser-pages.js';
 import { waysAccepted } from '../accepted-ways.js';
 import type { AppDirectory } from '../../decision/apps.js';
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { ValidationError } from '../../errors.js';
 import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
 import { userInput } from '../../schema/people.js';
@@ -42,7 +42,6 @@ export type DirectorySignIn = (
   begun: Begun,
 ) => Promise<void>;
 import { acrParam, goOn, stepToken, type StepTarget } from '../sign-in-steps.js';
-import { strictRouter } from '../router.js';
 import { samlSignInOf } from './saml.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -74,7 +73,7 @@ export type SignInRouterServices = BrowserServices &
   Pick<Needs, 'addressOf' | 'argon2' | 'attempts' | 'metrics' | 'clients' | 'apps' | 'factorKey'>;
 
 export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: DirectorySignIn): Router {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
 
   /** The ways the client a sign-in goes back to accepts (its authorization request, or the SAML request it holds, names it). */

@@ -3,7 +3,7 @@
 // every API route, for a receiver, a client calling with its own token (client credentials) that
 // carries SSF's scopes (ssf.read to read, ssf.manage to change, §8.1: "ssf.manage … ssf.read"); and
 // the poll endpoint of its poll streams (RFC 8936).
-import type { Request, RequestHandler, Response, Router } from 'express';
+import { Request, RequestHandler, Response, Router } from '../router.js';
 import { resourceError } from '../../credentials/errors.js';
 import {
   addSubject,
@@ -20,14 +20,13 @@ import {
 } from '../../ssf/management.js';
 import { SSF_PATHS, transmitterMetadata } from '../../ssf/metadata.js';
 import { ssfBody } from '../body.js';
-import { strictRouter } from '../router.js';
 
 /** What the SSF routers use of the process's services. */
 export type SsfRouterServices = ManagementNeeds;
 
 /** GET /.well-known/ssf-configuration (SSF 1.0 §7.2), public. */
 export function ssfMetadataRouter(svc: Pick<ManagementNeeds, 'config'>): Router {
-  const router = strictRouter();
+  const router = new Router();
   router.get('/.well-known/ssf-configuration', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=60').json(transmitterMetadata(svc.config.baseUrl));
   });
@@ -61,7 +60,7 @@ const query = (req: Request): unknown => req.query.stream_id;
 
 /** The stream management API and the poll endpoint, each route behind `guard` (after its body). */
 export function ssfRouter(svc: SsfRouterServices, guard: RequestHandler): Router {
-  const router = strictRouter();
+  const router = new Router();
   const { configuration, status, addSubject: add, removeSubject: remove, verification } = SSF_PATHS;
 
   router.get(

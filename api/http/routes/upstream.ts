@@ -6,7 +6,7 @@
 // (api/http/sign-in-steps.ts proceed). From the account page the same way links a provider to
 // the signed-in person, and unlinks it. This file only translates: the rules are in
 // api/people/upstream/.
-import type { Request, Response, Router } from 'express';
+import { Request, Response, Router } from '../router.js';
 import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
 import { unlink, type AdmitServices } from '../../people/upstream/admit.js';
 import { proceed } from '../../people/steps.js';
@@ -47,7 +47,6 @@ import {
 } from '../browser-session.js';
 import { hookWords, invalidForm, renderPage } from '../pages.js';
 import { acrParam, goOn } from '../sign-in-steps.js';
-import { strictRouter } from '../router.js';
 import { safeReturnTo, type DirectorySignIn } from './sign-in.js';
 import type { Logger } from '../../log.js';
 
@@ -95,7 +94,7 @@ function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamPr
 
 /** The routes, and the directory's sign-in for the sign-in page's own password form (ldap.passwordForm). */
 export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; signInThroughDirectory: DirectorySignIn } {
-  const router = strictRouter();
+  const router = new Router();
   const box = svc.config.box;
   const toAccount: WayOn = { href: ACCOUNT_PATH, label: words('wayOn.account') };
   /** A sign-in that ends here, with a way on: sign in again, unless the page says where else. */
@@ -168,7 +167,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
   router.post(browserPage('/auth/upstream/:id/start'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
-    const p = await enabledProvider(svc, req.params.id as string);
+    const p = await enabledProvider(svc, req.params.id);
     if (!p) return unknown(res);
     const begun = await begunFrom(req, res, body);
     if (!begun) return;
@@ -224,7 +223,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
   // The Assertion Consumer Service (HTTP-POST binding): the identity provider's Response, through the browser.
   router.post(browserPage('/auth/upstream/:id/saml/acs'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
-    const p = await enabledProvider(svc, req.params.id as string);
+    const p = await enabledProvider(svc, req.params.id);
     if (!p || p.type !== 'saml') return unknown(res);
     const binding = cookies(req)[bindingCookie(svc)];
     // A POST from the identity provider's site carries no SameSite=Lax cookie: the browser posts
@@ -263,7 +262,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
   router.post(browserPage('/auth/upstream/:id'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
-    const p = await enabledProvider(svc, req.params.id as string);
+    const p = await enabledProvider(svc, req.params.id);
     if (!p || p.type !== 'ldap') return unknown(res);
     const begun = await begunFrom(req, res, body);
     if (!begun) return;

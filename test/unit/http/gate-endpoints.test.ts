@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { withGateEndpoints, type GateEndpointServices } from '../../../api/http/gate-endpoints.js';
+import { gateEndpoints, type GateEndpointServices } from '../../../api/http/gate-endpoints.js';
+import { Router, SERVER_CLASSES, type Request, type Response } from '../../../api/http/router.js';
 
 /** Just enough of a box for decide(): one app, open to anyone; `record` is the decision record's. */
 function services(record: () => void, logged: string[]): GateEndpointServices {
@@ -28,7 +29,7 @@ function services(record: () => void, logged: string[]): GateEndpointServices {
 }
 
 describe("the gateways' HTTP doors when answering fails", function () {
-  let server: http.Server;
+  let server: http.Server<typeof Request, typeof Response>;
   let url: string;
   let failing = true;
   const logged: string[] = [];
@@ -37,8 +38,11 @@ describe("the gateways' HTTP doors when answering fails", function () {
     const record = (): void => {
       if (failing) throw new Error('the record could not be written');
     };
-    const notFound = (_req: http.IncomingMessage, res: http.ServerResponse): void => void res.writeHead(404).end();
-    server = http.createServer(withGateEndpoints(services(record, logged), notFound, () => undefined));
+    const router = new Router().use(
+      '/authz',
+      gateEndpoints(services(record, logged), () => undefined),
+    );
+    server = http.createServer(SERVER_CLASSES, router.listener());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

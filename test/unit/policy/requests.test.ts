@@ -3,7 +3,7 @@
 // The engines' entry takes each kind by its type: the @ts-expect-error lines below stop
 // compiling if a request of one kind could be handed to the question of another.
 import { expect } from 'chai';
-import type { Request } from 'express';
+import type { Request } from '../../../api/http/router.js';
 import { appRequest, NOBODY, type Caller } from '../../../api/decision/request.js';
 import { policyRequest, type Principal } from '../../../api/http/auth.js';
 import { exchangeRequest } from '../../../api/oauth/grants/token-exchange.js';

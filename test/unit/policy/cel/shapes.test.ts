@@ -2,7 +2,7 @@
 // make them (api/policy/requests.ts): every field of every sample is one the shape declares, with
 // its CEL type, so the shapes cannot drift from the types policies see.
 import { expect } from 'chai';
-import type { Request } from 'express';
+import type { Request } from '../../../../api/http/router.js';
 import { appRequest, type Caller } from '../../../../api/decision/request.js';
 import { policyRequest, type Principal } from '../../../../api/http/auth.js';
 import { BODY_LIMIT_BYTES } from '../../../../api/http/request-body.js';
