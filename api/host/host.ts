@@ -14,6 +14,7 @@ import type { Logger } from '../log.js';
 import { serveMetrics } from '../metrics.js';
 import { HostedBox, type HostParts } from './hosted-box.js';
 import { SERVER_CLASSES } from '../server.js';
+import { inOriginForm } from '../http/router.js';
 import { boxEnv, watchRegistry, type RegistryEntry } from './registry.js';
 
 const { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
@@ -157,6 +158,7 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
   let draining = false;
   const server = http.createServer(SERVER_CLASSES, (req: IncomingMessage, res: ServerResponse) => {
     if (draining) res.setHeader('Connection', 'close');
+    inOriginForm(req);
     const box = boxOfHost(byHost, req.headers.host);
     if (box) return box.serve(req, res);
     hostOwn(req, res, draining || !warm);

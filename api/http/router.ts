@@ -189,6 +189,26 @@ export function encodeUrl(url: string): string {
   );
 }
 
+/** A request target in absolute form: its scheme, its authority (any userinfo apart), and the rest. */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#@]*)([^#]*)/i;
+
+/**
+ * RFC 9112 §3.2.2: "A server MUST accept the absolute-form in requests" (what a client sends to a
+ * proxy), and "the origin server MUST ignore the received Host header field (if any) and instead use
+ * the host information of the request-target". The request becomes the origin-form one it stands
+ * for (its Host the target's), so that the routes and the tenants' host (which picks a box by Host)
+ * read one form. Idempotent: an origin-form target is left as it is.
+ */
+export function inOriginForm(req: IncomingMessage): void {
+  const url = req.url;
+  if (url === undefined || url.startsWith('/')) return;
+  const absolute = ABSOLUTE_FORM.exec(url);
+  if (!absolute) return;
+  const [, authority, rest] = absolute as unknown as [string, string, string];
+  req.headers.host = authority;
+  req.url = rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 const pathOf = (url: string): string => {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
@@ -397,6 +417,7 @@ export class Router implements AppLocals {
   /** A node:http request listener for this router as the app; what no layer answers is 404, an error 500, both bare. */
   listener(): (req: IncomingMessage, res: ServerResponse) => void {
     return (req, res) => {
+      inOriginForm(req);
       const [request, response] = adopted(req, res);
       response.app = this;
       this.handle(request, response, (err) => {

@@ -41,6 +41,7 @@ describe('the router', function () {
       res.json({ id, sid, route: req.route?.path });
     });
     router.get('/users/me', (_req, res) => void res.send('me'));
+    router.get('/host', (req, res) => void res.json({ host: req.headers.host, url: req.url }));
     router.get('/users/:id', (req, res) => void res.json({ id: req.params.id, query: req.query }));
     router.post('/users', (_req, res) => void res.status(201).location('/users/a b').json({}));
     router.get('/fail/sync', () => {
@@ -85,6 +86,24 @@ describe('the router', function () {
       route: '/users/:id/sessions/:sid',
     });
     expect(seen).to.deep.equal(['log /users/me', 'log /users/x%2Fy', 'log /users/u1/sessions/s%201']);
+  });
+
+  it('routes a request target in absolute form by its path, with the Host it names (RFC 9112 §3.2.2)', async function () {
+    const sent = (target: string): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const { hostname, port } = new URL(url);
+        http
+          .get({ hostname, port, path: target, headers: { Host: 'header.example' } }, (res) => {
+            let body = '';
+            res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+            res.on('end', () => resolve({ status: res.statusCode!, body }));
+          })
+          .on('error', reject);
+      });
+    expect(JSON.parse((await sent('http://target.example:8080/users/x%2Fy?a=1')).body)).to.deep.equal({ id: 'x/y', query: { a: '1' } });
+    expect(JSON.parse((await sent('HTTPS://user@target.example/host?q')).body)).to.deep.equal({ host: 'target.example', url: '/host?q' });
+    expect(JSON.parse((await sent('/host')).body)).to.deep.equal({ host: 'header.example', url: '/host' });
+    expect((await sent('http://target.example')).status, 'the root, not routed here').to.equal(404);
   });
 
   it('matches case-sensitively and strictly: another spelling of a path is not found', async function () {
