@@ -26,7 +26,56 @@ export interface Measured extends LoadResult {
   cpuUs: { api: number; postgres: number };
   /** Requests of the warm-up (which the measured figures leave out). */
   warmupRequests: number;
+  /** How long the warm-up was, s, and each of its windows' rate (a steady warm-up's, below). */
+  warmup?: Warmed;
 }
+
+/** A warm-up: its length, its requests, and the rate of each window it drove. */
+export interface Warmed {
+  seconds: number;
+  requests: number;
+  rates: number[];
+}
+
+/** Drives the target's load for `seconds`, unmeasured. */
+type Window = (seconds: number) => Promise<LoadResult>;
+
+/** How a target is warmed before it is measured. */
+export type Warm = (window: Window) => Promise<Warmed>;
+
+/** `make bench`'s: one window of BENCH_WARMUP_SECONDS (the box's code is the same from row to row). */
+export const fixedWarmup: Warm = async (window) => {
+  if (LOAD.warmupSeconds <= 0) return { seconds: 0, requests: 0, rates: [] };
+  const r = await window(LOAD.warmupSeconds);
+  return { seconds: LOAD.warmupSeconds, requests: r.requests, rates: [r.rps] };
+};
+
+/** A steady warm-up's window, how far above the best window before it a rate may still be rising, and its longest. */
+export const STEADY = {
+  windowSeconds: env('BENCH_STEADY_WINDOW_SECONDS', 5),
+  tolerance: 0.05,
+  maxSeconds: env('BENCH_STEADY_MAX_SECONDS', 120),
+};
+
+/**
+ * `make bench-peers`': windows of STEADY.windowSeconds until the rate stops rising — a window no
+ * more than STEADY.tolerance above the best before it — and at least two (at most
+ * STEADY.maxSeconds). A JIT's target (Keycloak's HotSpot, V8) keeps compiling for tens of seconds
+ * under load; a fixed 3 s measured Keycloak at less than half its warm rate.
+ */
+export const steadyWarmup: Warm = async (window) => {
+  const rates: number[] = [];
+  let requests = 0;
+  for (;;) {
+    const r = await window(STEADY.windowSeconds);
+    requests += r.requests;
+    const best = Math.max(0, ...rates);
+    rates.push(r.rps);
+    const steady = rates.length >= 2 && r.rps <= best * (1 + STEADY.tolerance);
+    if (steady || rates.length * STEADY.windowSeconds >= STEADY.maxSeconds)
+      return { seconds: rates.length * STEADY.windowSeconds, requests, rates };
+  }
+};
 
 /** A row of a bench's table: a measurement, its ratio to its ceiling, and the targets it missed. */
 export interface Row extends Measured {
@@ -61,15 +110,21 @@ export function rowOfFailure(key: string, title: string, err: unknown): Row {
 }
 
 /** `rootPid`: the target's process (its children count too); `postgresPid`: see CpuMeter. */
-export async function measure(url: string, rootPid: number, requests: BenchRequest[], postgresPid?: number): Promise<Measured> {
+export async function measure(
+  url: string,
+  rootPid: number,
+  requests: BenchRequest[],
+  postgresPid?: number,
+  warm: Warm = fixedWarmup,
+): Promise<Measured> {
   const load = { connections: LOAD.connections, threads: LOAD.threads };
-  const warmup = LOAD.warmupSeconds > 0 ? await drive(url, requests, { ...load, seconds: LOAD.warmupSeconds }) : undefined;
+  const warmup = await warm((seconds) => drive(url, requests, { ...load, seconds }));
   const rss = new RssSampler(rootPid);
   const cpu = new CpuMeter(rootPid, postgresPid);
   rss.start();
   cpu.start();
   const result = await drive(url, requests, { ...load, seconds: LOAD.seconds }).catch(stopping(rss));
-  return { ...metered(result, cpu, rss), warmupRequests: warmup?.requests ?? 0 };
+  return { ...metered(result, cpu, rss), warmupRequests: warmup.requests, warmup };
 }
 
 /** For a load that failed: stops the RSS sampler (its timer would keep the bench from exiting) and rethrows. */
@@ -99,13 +154,14 @@ export async function measureGrpc(
   requests: unknown[],
   postgresPid?: number,
   rate?: number,
+  warm: Warm = fixedWarmup,
 ): Promise<Measured & { errors: number; denied: number; firstError?: string }> {
   const load: Omit<GrpcLoadOptions, 'seconds'> = { streams: LOAD.connections, conns: 2 * LOAD.workers, ...(rate ? { rate } : {}) };
-  const warmup = !rate && LOAD.warmupSeconds > 0 ? await driveGrpc(addr, requests, { ...load, seconds: LOAD.warmupSeconds }) : undefined;
+  const warmup = rate ? undefined : await warm((seconds) => driveGrpc(addr, requests, { ...load, seconds }));
   const rss = new RssSampler(rootPid);
   const cpu = new CpuMeter(rootPid, postgresPid);
   rss.start();
   cpu.start();
   const result = await driveGrpc(addr, requests, { ...load, seconds: LOAD.seconds }).catch(stopping(rss));
-  return { ...metered(result, cpu, rss), warmupRequests: warmup?.requests ?? 0 };
+  return { ...metered(result, cpu, rss), warmupRequests: warmup?.requests ?? 0, ...(warmup ? { warmup } : {}) };
 }

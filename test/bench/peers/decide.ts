@@ -1,7 +1,7 @@
 // bench-peers' decision part: boxauth and its peers deciding `make bench`'s
 // question (test/bench/decisions.ts: may the bench's callers GET /reports/7 of
 // an app with 20 policies), one at a time under the same load as `make bench`
-// (32 connections or concurrent checks, 3 s of warm-up, 10 s measured):
+// (32 connections or concurrent checks, each warmed until its rate is steady, 10 s measured):
 //
 // - boxauth, as `make bench` runs it, through its HTTP door (forward-auth) and
 //   its gRPC door (Envoy's ext_authz), with an ES256 JWT and an opaque token;
@@ -15,7 +15,8 @@ import { errorMessage } from '../../../api/errors.js';
 import { Box } from '../../support/box.js';
 import { checkRequest, forwardAuthRequest, appTokens, seedApp, APP_POLICIES } from '../decisions.js';
 import { measureAtRate, type RateTarget } from '../fixed-rate.js';
-import { LOAD, measure, measureGrpc, type Measured } from '../measure.js';
+import { warmedFor } from './warmed.js';
+import { LOAD, measure, measureGrpc, steadyWarmup, type Measured } from '../measure.js';
 import { AUDIENCE, tokenClients } from '../scenarios.js';
 import type { BoxTrust, Decider } from './deciders.js';
 import { startOauth2Proxy } from './oauth2-proxy.js';
@@ -49,13 +50,13 @@ type Log = (msg: string) => void;
 async function measureDecider(d: Decider, postgresPid: number | undefined, log: Log): Promise<DecisionRow> {
   const m =
     d.door === 'http'
-      ? await measure(d.baseUrl, d.pid, [d.request], postgresPid)
-      : await measureGrpc(d.addr, d.pid, [d.request], postgresPid);
+      ? await measure(d.baseUrl, d.pid, [d.request], postgresPid, steadyWarmup)
+      : await measureGrpc(d.addr, d.pid, [d.request], postgresPid, undefined, steadyWarmup);
   const target: RateTarget =
     d.door === 'http' ? { door: 'http', url: d.baseUrl, requests: [d.request] } : { door: 'grpc', addr: d.addr, requests: [d.request] };
   const fixed = await measureAtRate(target, d.pid, RATE, postgresPid);
   log(
-    `${d.title}: ${Math.round(m.rps)} decisions/s, p99 ${m.p99Ms.toFixed(2)} ms, ${m.failures} failed; ` +
+    `${d.title}: warmed ${warmedFor(m)}; ${Math.round(m.rps)} decisions/s, p99 ${m.p99Ms.toFixed(2)} ms, ${m.failures} failed; ` +
       `at ${RATE.toLocaleString('en')}/s: p50 ${fixed.p50Ms.toFixed(2)} ms, p99 ${fixed.p99Ms.toFixed(2)} ms, ${fixed.failures} failed`,
   );
   const atRate = { rate: RATE, rps: fixed.rps, p50Ms: fixed.p50Ms, p99Ms: fixed.p99Ms, failures: fixed.failures };

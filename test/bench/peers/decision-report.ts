@@ -21,6 +21,7 @@ export function decisionReport(rows: DecisionRow[], skipped: Skipped[]): string 
     'peak RSS MB, one process',
     `p50 ms at ${(rows[0]?.atRate.rate ?? 0).toLocaleString('en')}/s`,
     'p99 ms at that rate',
+    'warmed s',
   ];
   const body = rows.map((r) => [
     r.title,
@@ -34,6 +35,7 @@ export function decisionReport(rows: DecisionRow[], skipped: Skipped[]): string 
     r.rssMb.toFixed(0),
     r.atRate.p50Ms.toFixed(2),
     r.atRate.p99Ms.toFixed(2) + (r.atRate.failures ? ` (${r.atRate.failures} failed)` : ''),
+    String(r.warmup?.seconds ?? 0),
   ]);
   const lines = [textTable(head, body, [0, 1])];
   const peers = rows.filter((r) => !isBoxauth(r));

@@ -39,6 +39,7 @@ export function report(rows: Row[], skipped: Skipped[]): string {
     'rows/token',
     'WAL B/token',
     'fsyncs/token',
+    'warmed s',
     ...boxauth.map((b) => `${b.key === 'boxauth_jwt' ? 'JWT' : 'opaque'} boxauth ×`),
   ];
   const body = rows.map((r) => [
@@ -53,6 +54,7 @@ export function report(rows: Row[], skipped: Skipped[]): string {
     r.db.rowsWritten.toFixed(2),
     r.db.walBytes.toFixed(0),
     r.db.walFsyncs === undefined ? '?' : r.db.walFsyncs.toFixed(2),
+    String(r.warmup?.seconds ?? 0),
     ...boxauth.map((b) => (BOXAUTH.includes(r.key) ? '' : times(b.rps / r.rps))),
   ]);
   const lines = [textTable(head, body, [0])];

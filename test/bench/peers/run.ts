@@ -15,12 +15,13 @@ import { errorMessage } from '../../../api/errors.js';
 import { benchServer, freshDatabase } from '../database.js';
 import { perRequest, settledCounters, type DbCounters } from '../db-stats.js';
 import { wrkAvailable } from '../load.js';
-import { LOAD, measure, type Measured } from '../measure.js';
+import { LOAD, measure, STEADY, steadyWarmup, type Measured } from '../measure.js';
 import { startBoxauth } from './boxauth.js';
 import { benchDecisionPeers, DECISION_PEERS, type DecisionRow } from './decide.js';
 import { decisionReport } from './decision-report.js';
 import { startHydra } from './hydra.js';
 import { startKeycloak } from './keycloak.js';
+import { warmedFor } from './warmed.js';
 import { buildPeer, stopOnInterrupt } from './process.js';
 import { report, type Row, type Skipped } from './report.js';
 import type { Target } from './target.js';
@@ -44,6 +45,10 @@ const PEERS: Peer[] = [
   { key: 'keycloak', title: 'Keycloak', start: (b, url) => startKeycloak(b.KEYCLOAK_HOME!, b.JAVA_HOME!, url, LOG_DIR) },
 ];
 
+const WARMING =
+  `each target warmed in windows of ${STEADY.windowSeconds} s until one is no more than ${STEADY.tolerance * 100} % above the best before it ` +
+  `(at least two, at most ${STEADY.maxSeconds} s)`;
+
 /** One checked answer, then the load; PostgreSQL's counters around warm-up and load together. */
 async function measureTarget(t: Target, databaseUrl: string, postgresPid: number | undefined): Promise<Row> {
   const res = await fetch(`${t.baseUrl}${t.request.path}`, { method: t.request.method, headers: t.request.headers, body: t.request.body });
@@ -51,11 +56,11 @@ async function measureTarget(t: Target, databaseUrl: string, postgresPid: number
   if (res.status !== 200) throw new Error(`${t.title}: token request answered ${res.status}: ${text.slice(0, 300)}`);
   t.check(JSON.parse(text) as Record<string, unknown>);
   const before = await settledCounters(databaseUrl);
-  const m: Measured = await measure(t.baseUrl, t.pid, [t.request], postgresPid);
+  const m: Measured = await measure(t.baseUrl, t.pid, [t.request], postgresPid, steadyWarmup);
   const after = await settledCounters(databaseUrl);
   const db: DbCounters = perRequest(before, after, m.requests + m.warmupRequests);
   log(
-    `${t.title}: ${Math.round(m.rps)} tokens/s, p99 ${m.p99Ms.toFixed(1)} ms, ${m.failures} failed, ` +
+    `${t.title}: warmed ${warmedFor(m)}; ${Math.round(m.rps)} tokens/s, p99 ${m.p99Ms.toFixed(1)} ms, ${m.failures} failed, ` +
       `CPU/token ${m.cpuUs.api.toFixed(0)} + ${m.cpuUs.postgres.toFixed(0)} µs, ${db.rowsWritten.toFixed(2)} rows written/token`,
   );
   return { key: t.key, title: t.title, perToken: t.perToken, ...m, db };
@@ -86,10 +91,7 @@ async function main(): Promise<void> {
   }
   let decisions: { rows: DecisionRow[]; skipped: Skipped[] } | undefined;
 
-  log(
-    `${LOAD.connections} connections, ${LOAD.seconds} s per target after ${LOAD.warmupSeconds} s of warm-up; ` +
-      `logs of the peers in ${LOG_DIR}`,
-  );
+  log(`${LOAD.connections} connections, ${LOAD.seconds} s per target; ${WARMING}; ` + `logs of the peers in ${LOG_DIR}`);
   const server = await benchServer(log);
   const forget = stopOnInterrupt(() => server.stop());
   try {
@@ -146,7 +148,7 @@ async function main(): Promise<void> {
       )}\n`,
     );
   process.stdout.write(
-    `(${os.availableParallelism()} cores, ${LOAD.connections} connections, ${LOAD.seconds} s per target after ${LOAD.warmupSeconds} s of warm-up, wrk; ` +
+    `(${os.availableParallelism()} cores, ${LOAD.connections} connections, ${LOAD.seconds} s per target, wrk; ${WARMING}; ` +
       `load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after; ${Math.round((Date.now() - started) / 1000)} s in all)\n`,
   );
   fs.writeFileSync(
@@ -157,6 +159,7 @@ async function main(): Promise<void> {
         cores: os.availableParallelism(),
         loadAverage: { before: loadBefore, after: loadAfter },
         load: LOAD,
+        warmup: STEADY,
         targets: rows,
         decisions: decisions?.rows,
         skipped,
