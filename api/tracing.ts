@@ -160,10 +160,26 @@ function within<T>(o: On, span: Span, fn: (notes: SpanNotes) => T): T {
   ) as T;
 }
 
-/** `fn` in a child span of the current one named `name` (off: `fn` alone). */
+/**
+ * Whether the current span is one whose trace is not kept (not sampled): then no child of it is
+ * made at all. Every sampler here decides a child of this process's span as it decided the parent
+ * (the parent-based ones by the parent's flag, the ratio ones by the same trace id, always_on and
+ * always_off alike), so a child would only be made to be dropped; at 1 % that was most of what
+ * traces cost a request (docs/operations/traces.md). The trace's context still goes on through the
+ * span not kept: to what the box calls (outboundSpan) and into each log line (logFields).
+ */
+function notKept(o: On): boolean {
+  const current = o.trace.getActiveSpan();
+  return current !== undefined && !current.isRecording();
+}
+
+/** Whether a span begun now would be made: traces are on, and the current trace (if any) is kept. */
+export const spansMadeNow = (): boolean => on !== undefined && !notKept(on);
+
+/** `fn` in a child span of the current one named `name` (off, or the trace not kept: `fn` alone). */
 export function span<T>(name: string, attributes: Attributes, fn: (notes: SpanNotes) => T): T {
   const o = on;
-  if (!o) return fn(NO_NOTES);
+  if (!o || notKept(o)) return fn(NO_NOTES);
   return o.tracer.startActiveSpan(name, { attributes }, (s) => within(o, s, fn));
 }
 
@@ -171,13 +187,15 @@ export function span<T>(name: string, attributes: Attributes, fn: (notes: SpanNo
 export function outboundSpan<T>(name: string, attributes: Attributes, fn: (headers: Record<string, string>) => T): T {
   const o = on;
   if (!o) return fn({});
-  return o.tracer.startActiveSpan(name, { attributes, kind: o.kinds.client }, (s) =>
-    within(o, s, () => {
-      const headers: Record<string, string> = {};
-      o.propagator.inject(o.context.active(), headers, { set: (carrier, key, value) => (carrier[key] = value) });
-      return fn(headers);
-    }),
-  );
+  if (notKept(o)) return fn(contextHeaders(o));
+  return o.tracer.startActiveSpan(name, { attributes, kind: o.kinds.client }, (s) => within(o, s, () => fn(contextHeaders(o))));
+}
+
+/** The current trace context as the headers that carry it on (traceparent, tracestate). */
+function contextHeaders(o: On): Record<string, string> {
+  const headers: Record<string, string> = {};
+  o.propagator.inject(o.context.active(), headers, { set: (carrier, key, value) => (carrier[key] = value) });
+  return headers;
 }
 
 /** The attributes of a call to `url`: its server and path, never its query (which may carry a credential). */
@@ -213,17 +231,18 @@ export function requestSpan(req: IncomingMessage, res: ServerResponse, serve: ()
   if (!o) return serve();
   const method = req.method ?? 'GET';
   const path = (req.url ?? '/').split('?', 1)[0]!;
+  const parent = parentOf(o, req.headers);
   const s = o.tracer.startSpan(
     method,
     { kind: o.kinds.server, attributes: { 'http.request.method': method, 'url.path': path, 'server.address': hostOf(req) } },
-    parentOf(o, req.headers),
+    parent,
   );
   res.once('close', () => {
     s.setAttribute('http.response.status_code', res.statusCode);
     if (res.statusCode >= 500) s.setStatus({ code: o.errorStatus });
     s.end();
   });
-  const ctx = o.trace.setSpan(parentOf(o, req.headers), s).setValue(o.requestKey, s);
+  const ctx = o.trace.setSpan(parent, s).setValue(o.requestKey, s);
   o.context.with(ctx, serve);
 }
 
@@ -269,7 +288,7 @@ export interface OpenSpan {
  */
 export function statementSpan(summary: { operation: string; table?: string }): OpenSpan | undefined {
   const o = on;
-  if (!o) return undefined;
+  if (!o || notKept(o)) return undefined;
   const name = summary.table ? `${summary.operation} ${summary.table}` : summary.operation;
   const s = o.tracer.startSpan(name, {
     kind: o.kinds.client,
@@ -306,6 +325,10 @@ export function batchSpan<T>(name: string, carried: (Span | undefined)[], run: (
   const o = on;
   if (!o) return run();
   const spans = carried.filter((c): c is Span => c !== undefined);
+  // A batch of requests whose traces are none of them kept would be a span to drop (see notKept): it
+  // runs under the first of them, so that its statements are not made either, whatever span (another
+  // batch's) was current when it was flushed.
+  if (spans.length > 0 && !spans.some((c) => c.isRecording())) return o.context.with(o.trace.setSpan(o.context.active(), spans[0]!), run);
   const links: Link[] = spans.map((c) => ({ context: c.spanContext() }));
   const first = spans.find((c) => c.spanContext().traceFlags & 1) ?? spans[0];
   const parent = first ? o.trace.setSpan(o.context.active(), first) : o.trace.deleteSpan(o.context.active());

@@ -16,7 +16,7 @@
 // fails with CommitUnconfirmed (503), though PostgreSQL said it succeeded.
 import net from 'node:net';
 import pg from 'pg';
-import { statementSpan, tracingOn } from '../tracing.js';
+import { spansMadeNow, statementSpan } from '../tracing.js';
 import { cut, DatabaseUnreachable, unreachable, type HostLocator, type Located } from './locator.js';
 import { statementText, summarizeStatement, type StatementSummary } from './statement-summary.js';
 
@@ -178,7 +178,7 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
         const { name: _parsedOnce, ...unnamed } = args[0] as { name?: string };
         args[0] = unnamed;
       }
-      const settle = this.watchStatement(tracingOn() ? summarizeStatement(statementText(args[0])) : undefined);
+      const settle = this.watchStatement(spansMadeNow() ? summarizeStatement(statementText(args[0])) : undefined);
       const last: unknown = args[args.length - 1];
       if (typeof last === 'function') {
         const callback = last as QueryCallback;

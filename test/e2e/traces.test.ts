@@ -1,5 +1,6 @@
 // Traces, read back from a real OpenTelemetry Collector (test/otelcol through
-// test/support/collector.ts): the box exports over OTLP with every trace sampled; the tests
+// test/support/collector.ts): the box exports over OTLP with every trace sampled but those its
+// caller marked not sampled (parentbased_always_on); the tests
 // make what a cluster makes (a token issued, a gateway's request decided and refused over
 // HTTP and over gRPC, each with the app's traceparent) and check the shape of what arrived:
 // the decision is a child of the app's request, with its policies beneath it; each log line of
@@ -41,7 +42,7 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
       env: {
         OTEL_TRACES_EXPORTER: 'otlp',
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
-        OTEL_TRACES_SAMPLER: 'always_on',
+        OTEL_TRACES_SAMPLER: 'parentbased_always_on',
         OTEL_SERVICE_NAME: 'boxauth-under-test',
         // The hook of the last test listens on loopback.
         BOXAUTH_NOTICE_ALLOWED_ADDRESSES: '127.0.0.1/32',
@@ -341,14 +342,24 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
     }
   });
 
-  it("gives a hook the token request's trace: its call is a child span, and the hook is sent that span as its parent", async function () {
+  /** `run` while a Hook of the token request (Python's, answering at /allow) is declared; deleted after. */
+  const withTokenHook = async (name: string, run: (hook: HookServer) => Promise<void>): Promise<void> => {
     const ca = testCa();
     const secret = `whsec_${randomBytes(32).toString('base64')}`;
     const hook = await HookServer.start('python', secret, ca);
     try {
       const spec = { moments: ['tokenIssuing'], url: `${hook.url}/allow`, caBundle: Buffer.from(ca.pem).toString('base64'), secret };
-      const put = await box.json('PUT', '/Hook/traced', spec, root);
+      const put = await box.json('PUT', `/Hook/${name}`, spec, root);
       expect(put.status, put.text).to.equal(201);
+      await run(hook);
+    } finally {
+      await box.json('DELETE', `/Hook/${name}`, undefined, root);
+      await hook.kill();
+    }
+  };
+
+  it("gives a hook the token request's trace: its call is a child span, and the hook is sent that span as its parent", async function () {
+    await withTokenHook('traced', async (hook) => {
       const { traceId, traceparent } = appTrace();
       await indexerToken({ traceparent });
       const spans = await traceOf(traceId, ['POST /auth/token', 'POST']);
@@ -360,10 +371,24 @@ describe('traces over OTLP, read back from an OpenTelemetry Collector', function
       expect(ancestorsOf(spans, call)).to.include(request.spanId);
       const [seen] = (await hook.seen()).filter((c) => c.path === '/allow');
       expect(seen?.headers.traceparent, 'the traceparent the hook was sent').to.equal(`00-${traceId}-${call.spanId}-01`);
-    } finally {
-      await box.json('DELETE', '/Hook/traced', undefined, root);
-      await hook.kill();
-    }
+    });
+  });
+
+  it('a trace its caller did not sample: nothing of it is exported, and the hook is still sent its context', async function () {
+    await withTokenHook('traced-not-sampled', async (hook) => {
+      const unsampled = appTrace();
+      await indexerToken({ traceparent: unsampled.traceparent.replace(/-01$/, '-00') });
+      // Spans are exported in the order they end: once the next request's have come, the first's would have too.
+      const sampled = appTrace();
+      await indexerToken({ traceparent: sampled.traceparent });
+      await traceOf(sampled.traceId, ['POST /auth/token', 'client authentication', 'POST']);
+      expect(collector.traces().filter((s) => s.traceId === unsampled.traceId)).to.deep.equal([]);
+      const [first, second] = (await hook.seen()).filter((c) => c.path === '/allow');
+      // The box's request is a span of the caller's trace, not sampled either: the hook may go on with it.
+      expect(first?.headers.traceparent).to.match(new RegExp(`^00-${unsampled.traceId}-[0-9a-f]{16}-00$`));
+      expect(first?.headers.traceparent).not.to.include(unsampled.spanId);
+      expect(second?.headers.traceparent).to.match(new RegExp(`^00-${sampled.traceId}-[0-9a-f]{16}-01$`));
+    });
   });
 });
 
