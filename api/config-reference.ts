@@ -253,7 +253,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_ARGON2_MAX_WAITING'],
     default: '`32`',
     meaning:
-      "argon2 checks that may wait per box and kind (sign-in, writing a secret, a client secret); beyond, `503` with `Retry-After: 1`. In a host each box has its own queues, and the boxes take turns at the process's two argon2 runs",
+      "argon2 checks that may wait per box and kind (sign-in, writing a secret, a client secret); beyond, `503` with `Retry-After: 1`. A check whose client has hung up leaves the queue. In a host each box has its own queues, and the boxes take turns at the process's two argon2 runs",
   },
   {
     names: ['BOXAUTH_HSTS_MAX_AGE', 'BOXAUTH_HSTS_INCLUDE_SUBDOMAINS'],

@@ -34,6 +34,18 @@ export class Argon2Busy extends ApiError {
   }
 }
 
+/**
+ * 503 too, though no one reads it: the run waited for a slot and left the queue, never run, because
+ * its client had gone (its connection closed). Where a full queue is "not checked", so is this.
+ */
+export class Argon2Abandoned extends Argon2Busy {}
+
+/** What a request's work asks of argon2 (a box's gate, or the gate for one request: Argon2Gate.until). */
+export interface Argon2 {
+  hash(secret: string, lane?: 'write' | 'sign-up'): Promise<string>;
+  verify(hash: string, presented: string, lane?: Argon2Lane): Promise<boolean>;
+}
+
 /** The process's argon2 runs: at most MAX_CONCURRENT, at most one of them a sign-up. */
 const slots = { running: 0, signUps: 0 };
 /** The gates with runs waiting, in the order they are served: the one served goes last. */
@@ -48,19 +60,33 @@ const mayStart = (lane: Argon2Lane): boolean => lane !== 'sign-up' || slots.sign
  * lane), so a box that floods the host with hashes holds another box's next run by at most one run
  * of its own per slot, and fills only its own queues (docs/kubernetes/hosted-boxes.md).
  */
-export class Argon2Gate {
+export class Argon2Gate implements Argon2 {
   private readonly waiting = new Map<Argon2Lane, (() => void)[]>(LANES.map((lane) => [lane, []]));
 
   constructor(private readonly limits: { maxWaiting: number; signUpMaxWaiting: number } = { maxWaiting: 32, signUpMaxWaiting: 4 }) {}
 
   /** An argon2id hash of a secret or password: 'write' for what an admin or a client sets, 'sign-up' for a stranger's sign-up. */
-  hash(secret: string, lane: 'write' | 'sign-up' = 'write'): Promise<string> {
-    return this.limited(lane, () => argon2.hash(secret, HASH_OPTIONS));
+  hash(secret: string, lane: 'write' | 'sign-up' = 'write', gone?: AbortSignal): Promise<string> {
+    return this.limited(lane, gone, () => argon2.hash(secret, HASH_OPTIONS));
   }
 
   /** argon2 verification of a secret or password against its stored hash; false for a malformed hash. */
-  verify(hash: string, presented: string, lane: Argon2Lane = 'sign-in'): Promise<boolean> {
-    return this.limited(lane, () => argon2.verify(hash, presented).catch(() => false));
+  verify(hash: string, presented: string, lane: Argon2Lane = 'sign-in', gone?: AbortSignal): Promise<boolean> {
+    return this.limited(lane, gone, () => argon2.verify(hash, presented).catch(() => false));
+  }
+
+  /**
+   * This gate for the work of one request: a run of it still waiting for a slot when `gone` aborts
+   * (the request's client has left: Response.gone) leaves its queue at once and never runs, failing
+   * with Argon2Abandoned. Else a client that sends its requests and leaves (wrk ending, a bot, a
+   * stranger) would have the box hash for no one, and fill the queue that the next request finds
+   * full. A run already started goes on: argon2 cannot be stopped halfway.
+   */
+  until(gone: AbortSignal): Argon2 {
+    return {
+      hash: (secret, lane) => this.hash(secret, lane, gone),
+      verify: (hash, presented, lane) => this.verify(hash, presented, lane, gone),
+    };
   }
 
   /** Runs waiting, per lane (metrics, tests). */
@@ -68,7 +94,8 @@ export class Argon2Gate {
     return Object.fromEntries(LANES.map((lane) => [lane, this.waiting.get(lane)!.length])) as Record<Argon2Lane, number>;
   }
 
-  private async limited<T>(lane: Argon2Lane, work: () => Promise<T>): Promise<T> {
+  private async limited<T>(lane: Argon2Lane, gone: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+    if (gone?.aborted) throw new Argon2Abandoned();
     // A finished run hands its slot straight to the next waiter (slots are counted for it then),
     // so a caller arriving in between cannot take it as well.
     if (slots.running < MAX_CONCURRENT && mayStart(lane)) {
@@ -77,8 +104,18 @@ export class Argon2Gate {
     } else {
       const queue = this.waiting.get(lane)!;
       if (queue.length >= (lane === 'sign-up' ? this.limits.signUpMaxWaiting : this.limits.maxWaiting)) throw new Argon2Busy();
-      await new Promise<void>((resolve) => {
-        queue.push(resolve);
+      await new Promise<void>((resolve, reject) => {
+        const start = (): void => {
+          gone?.removeEventListener('abort', leave);
+          resolve();
+        };
+        const leave = (): void => {
+          queue.splice(queue.indexOf(start), 1);
+          if (!this.hasWaiting) turns.splice(turns.indexOf(this), 1);
+          reject(new Argon2Abandoned());
+        };
+        queue.push(start);
+        gone?.addEventListener('abort', leave, { once: true });
         if (!turns.includes(this)) turns.push(this);
       });
     }
@@ -116,7 +153,6 @@ function handOn(): void {
   slots.running--;
 }
 
-/** The process's own gate: a box's preparation (its root client, its first admin) and callers outside a box. */
 /** The process's one gate: a box process's, the operator's (a host gives each of its boxes one of its own). */
 export const processGate = new Argon2Gate();
 

@@ -91,6 +91,22 @@ export interface AppLocals {
 export class Response extends ServerResponse<Request> {
   /** The app that routed the request (set by Router.listener). */
   app: AppLocals | undefined = undefined;
+  #gone: AbortController | undefined;
+
+  /**
+   * Aborted once the client has gone (its connection closed) before this answer was sent: what is
+   * queued for the request alone (an argon2 run) may be dropped. Made when first asked for: a
+   * request that never asks pays nothing. 'close' comes after 'finish' for an answer sent whole.
+   */
+  get gone(): AbortSignal {
+    if (this.#gone === undefined) {
+      const gone = (this.#gone = new AbortController());
+      if (this.destroyed) {
+        if (!this.writableFinished) gone.abort();
+      } else this.once('close', () => !this.writableFinished && gone.abort());
+    }
+    return this.#gone.signal;
+  }
 
   status(code: number): this {
     this.statusCode = code;

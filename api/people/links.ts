@@ -6,7 +6,7 @@
 // it (one DELETE wins a race), is void once the person's address is another, and a reset, like
 // every way back in, ends everything the person had obtained (docs/architecture.md §12).
 import { endPersonsGrants } from '../credentials/closing.js';
-import { Argon2Busy, type Argon2Gate } from '../credentials/secrets.js';
+import { Argon2Busy, type Argon2 } from '../credentials/secrets.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
 import { FACTOR_KINDS } from '../factor-kinds.js';
@@ -77,7 +77,7 @@ async function takeLinkOfPerson(tx: Transaction, token: string, purpose: LinkPur
  * person, or undefined when the link is unknown, used, expired or for an address no longer theirs.
  */
 export async function resetPassword(
-  svc: AccountServices & { argon2: Argon2Gate },
+  svc: AccountServices & { argon2: Argon2 },
   token: string,
   password: string,
   address: string,

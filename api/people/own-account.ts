@@ -7,7 +7,7 @@ import type { Actor } from '../audit.js';
 import { acrOf, ACR_MFA, meets } from '../credentials/acr.js';
 import { recentProof, RECENT_PROOF_MINUTES } from './factors.js';
 import { closeGrants, endPersonsGrants } from '../credentials/closing.js';
-import { Argon2Busy, type Argon2Gate } from '../credentials/secrets.js';
+import { Argon2Busy, type Argon2 } from '../credentials/secrets.js';
 import { withTransaction } from '../db/pool.js';
 import { deleteConsent, listConsents, type Consent } from '../store/consents.js';
 import { holdBrowserSession, listBrowserSignIns, recordProof, type BrowserSignIn } from '../store/browser-sessions.js';
@@ -42,7 +42,7 @@ export function freshSecondFactor(browser: { amr: readonly string[]; authTime: D
  * out meanwhile, or the password checked is not theirs any more: the change would undo a reset).
  */
 export async function changeOwnPassword(
-  svc: AccountServices & { argon2: Argon2Gate },
+  svc: AccountServices & { argon2: Argon2 },
   person: SignedInPerson,
   change: { password: string; typed: boolean },
   from: BrowserFacts,

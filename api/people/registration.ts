@@ -5,7 +5,7 @@
 // who has an account here (OWASP ASVS 2.x: no account enumeration at registration).
 import type { Audit } from '../audit.js';
 import type { Config } from '../config.js';
-import { Argon2Busy, type Argon2Gate } from '../credentials/secrets.js';
+import { Argon2Busy, type Argon2 } from '../credentials/secrets.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { ConstraintViolation } from '../store/constraints.js';
 import { ensureGroup, findGroupByName } from '../store/groups.js';
@@ -74,7 +74,7 @@ export interface RegistrationServices {
   attempts: Attempts;
   audit: Audit;
   config: Pick<Config, 'smtp' | 'registrationVerify' | 'registrationGroup'>;
-  argon2: Argon2Gate;
+  argon2: Argon2;
   /** Asked at personCreating before anything is made (api/hooks/). */
   hooks: Pick<HookCaller, 'asksAt' | 'ask'>;
 }

@@ -2,10 +2,11 @@
 // check, X-Forwarded-For believed only from trusted proxies, failed client
 // authentication limited per client id and per address, sign-ins begun at upstream
 // providers bounded per address, a bounded argon2 queue in which people signing in
-// go ahead of a flood of client secrets.
+// go ahead of a flood of client secrets, and which a request whose client left no longer waits in.
+import http from 'node:http';
 import { expect } from 'chai';
 import pg from 'pg';
-import { Box, basic, boxForSuite, type JsonResponse } from '../support/box.js';
+import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 
 const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
@@ -209,6 +210,39 @@ describe('throttling', function () {
       const personAt = order.indexOf('person:303');
       expect(order.slice(personAt + 1).filter((o) => o === 'client:401').length).to.be.above(0);
       expect((await box.request('GET', '/healthz')).status).to.equal(200);
+    });
+
+    it('POST /users whose client leaves while its hash waits creates no one, and gives its place in the queue back', async function () {
+      const root = await box.rootToken();
+      const writesWaiting = async (): Promise<number> =>
+        Number(/^boxauth_argon2_waiting\{lane="write"[^}]*\} (\d+)$/m.exec(await box.metrics())?.[1] ?? NaN);
+      // Ten at once: two hash, eight wait (the write lane's bound here), then every client goes.
+      const emails = times(10, (i) => `left-${i}@example.com`);
+      const { hostname, port } = new URL(box.url);
+      const sent = emails.map((email) => {
+        const body = JSON.stringify({ email, password: 'a-good-password-1' });
+        const req = http.request({
+          hostname,
+          port,
+          path: '/users',
+          method: 'POST',
+          headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        });
+        req.on('error', () => undefined); // ECONNRESET: we hang up
+        req.end(body);
+        return req;
+      });
+      // Six or more still waiting: at most four have begun.
+      await eventually('hashes waiting', async () => (await writesWaiting()) >= 6, 30_000, 5);
+      for (const req of sent) req.destroy();
+      await eventually('the queue emptied', async () => (await writesWaiting()) === 0, 2_000, 5);
+      // The next write is not refused for a queue full of work for no one.
+      const next = await box.json('POST', '/users', { email: 'stays@example.com', password: 'a-good-password-1' }, root);
+      expect(next.status, next.text).to.equal(201);
+      const listed = await box.json('GET', '/users?_count=100', undefined, root);
+      const created = (listed.body as { email: string }[]).filter((u) => emails.includes(u.email));
+      // Those that had begun hashing when their clients left; never the ones still waiting.
+      expect(created.length, created.map((u) => u.email).join(', ')).to.be.at.most(4);
     });
   });
 });

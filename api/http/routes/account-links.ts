@@ -39,6 +39,7 @@ import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.j
 import { pageErrors } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import { invalidForm, renderPage } from '../pages.js';
+import { forThisRequest } from '../request-work.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -141,7 +142,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
       throw err;
     }
     // The link is used here, once: of two requests with it, one sets the password.
-    const done = await resetPassword(svc, token, password, svc.addressOf(req), remove);
+    const done = await resetPassword(forThisRequest(svc, res), token, password, svc.addressOf(req), remove);
     if (done === 'busy') return again(503, { password: [words('error.busy')] });
     if (done === 'keep-one')
       return again(422, {
@@ -174,7 +175,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
         renderPage(res, status, verifyEmailPage(box, path, csrfToken(svc, req, res), token, sentTo, error));
       // The account's password, counted as at sign-in: the link alone proves the mailbox, not the account.
       const of = { user, address: svc.addressOf(req), where: "a mailed link's page" };
-      const answer = await passwordAgain(svc, of, typeof body.password === 'string' ? body.password : '');
+      const answer = await passwordAgain(forThisRequest(svc, res), of, typeof body.password === 'string' ? body.password : '');
       if ('throttled' in answer) return again(429, words('link.tooManyPasswords', { minutes: minutesUntil(answer.throttled.retryAt) }));
       if ('unchecked' in answer) return again(503, words('error.busy'));
       if ('refused' in answer) return again(401, words('link.wrongPassword'));

@@ -25,6 +25,7 @@ import { confirmPage } from '../../ui/account-page.js';
 import { words, type FieldErrors, type Text } from '../../ui/language.js';
 import { renderPage, type SignedInPerson } from '../pages.js';
 import { sendLogoutStep, throughApps, type SignOutServices } from '../saml-logout.js';
+import { forThisRequest } from '../request-work.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -49,11 +50,12 @@ export function accountRouter(svc: AccountRouterServices): Router {
    */
   async function passwordGiven(
     req: Request,
+    res: Response,
     person: SignedInPerson,
     field: string,
   ): Promise<{ errors?: FieldErrors; error?: Text } | undefined> {
     const of = { user: person.user, address: svc.addressOf(req), where: 'the account page' };
-    const answer = await passwordAgain(svc, of, String((req.body as Body)[field] ?? ''));
+    const answer = await passwordAgain(forThisRequest(svc, res), of, String((req.body as Body)[field] ?? ''));
     if ('throttled' in answer) return { error: words('error.wrongPasswords', { minutes: minutesUntil(answer.throttled.retryAt) }) };
     if ('unchecked' in answer) return { error: words('error.busy') };
     if ('refused' in answer) return { errors: { [field]: [words('reason.wrong')] } };
@@ -61,8 +63,8 @@ export function accountRouter(svc: AccountRouterServices): Router {
   }
 
   /** The current password in `field`, or a fresh second factor, stands for the person (ASVS V2.1.6). */
-  const proven = (req: Request, person: SignedInPerson, field: string) =>
-    freshSecondFactor(person.browser, Date.now()) ? Promise.resolve(undefined) : passwordGiven(req, person, field);
+  const proven = (req: Request, res: Response, person: SignedInPerson, field: string) =>
+    freshSecondFactor(person.browser, Date.now()) ? Promise.resolve(undefined) : passwordGiven(req, res, person, field);
 
   /** What a change from a browser that is signed in no more gets: the sign-in page, back here. */
   const signInAgain = (res: Response): void => res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PATH)}`);
@@ -121,7 +123,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     if (!person) return;
     const returnTo = confirmedPage((req.body as Body).return_to);
     if (!person.user.passwordSet) return confirmation(req, res, person, returnTo, 409, { error: words('account.noPassword') });
-    const refusal = await passwordGiven(req, person, 'password');
+    const refusal = await passwordGiven(req, res, person, 'password');
     if (refusal) return confirmation(req, res, person, returnTo, refusal.errors ? 422 : 429, refusal);
     const { user, browser } = person;
     if (!(await confirmProof(svc, { userId: user.id, sid: browser.sid, checkedHash: user.passwordHash }, svc.addressOf(req))))
@@ -146,9 +148,9 @@ export function accountRouter(svc: AccountRouterServices): Router {
     if (!password) return page(req, res, person, 422, { errors: { new_password: [words('reason.required')] } });
     // The current password typed is a proof given now: the session it continues may change factors for a while.
     const typed = !freshSecondFactor(person.browser, Date.now());
-    const refusal = await proven(req, person, 'current_password');
+    const refusal = await proven(req, res, person, 'current_password');
     if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
-    const changed = await changeOwnPassword(svc, person, { password, typed }, browserFacts(svc, req));
+    const changed = await changeOwnPassword(forThisRequest(svc, res), person, { password, typed }, browserFacts(svc, req));
     if (changed === 'busy') return page(req, res, person, 503, { error: words('error.busy') });
     if (changed === 'ended') return signInAgain(res);
     // Everything the old password obtained ended; this browser goes on, as what it proved.
@@ -168,7 +170,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
       return page(req, res, person, 422, { errors: { new_email: err.errors.email?.map(fieldReason) ?? [words('reason.notAnEmail')] } });
     }
     if (!email) return page(req, res, person, 422, { errors: { new_email: [words('reason.required')] } });
-    const refusal = await proven(req, person, 'email_password');
+    const refusal = await proven(req, res, person, 'email_password');
     if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
     // Where the box mails, the address becomes theirs when its link is followed (people/links.ts
     // requestEmailChange): counted per address, as every mail asked for is, and answered alike

@@ -155,6 +155,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
   });
 
   router.post('/users', ...resourceBody, guard, async (req, res) => {
+    const argon2 = svc.argon2.until(res.gone);
     const input = userInput(req.body, true, undefined, { check: await passwordCheck(svc.config) });
     await checkGroups(svc, req.body, input.groupIds);
     const user = await writing(req.body, async () =>
@@ -162,7 +163,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
         svc,
         {
           email: input.email!,
-          passwordHash: await svc.argon2.hash(input.password!),
+          passwordHash: await argon2.hash(input.password!),
           data: input.data ?? null,
           groupIds: input.groupIds ?? [],
           // An address an administrator enters is one the box vouches for, unless the request says otherwise.
@@ -194,12 +195,12 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
       ...(input.active !== undefined ? { active: input.active } : {}),
     };
     const password = input.password;
+    const argon2 = svc.argon2.until(res.gone);
     // The password the person has already is kept, not set anew: a manifest applied again (GitOps,
     // `user apply -f`) must not end the person's sessions each time. Checked before the lock (argon2
     // is slow); a hash changed meanwhile by another request means this body's password is set.
-    const kept =
-      password !== undefined && stored?.passwordSet === true && (await svc.argon2.verify(stored.passwordHash, password, 'write'));
-    const known = password !== undefined && !kept ? await svc.argon2.hash(password) : undefined;
+    const kept = password !== undefined && stored?.passwordSet === true && (await argon2.verify(stored.passwordHash, password, 'write'));
+    const known = password !== undefined && !kept ? await argon2.hash(password) : undefined;
     const user = await writing(req.body, async () =>
       changeAccount(
         svc,
@@ -208,7 +209,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
           ? fields
           : async (before) => ({
               ...fields,
-              ...(kept && before.passwordHash === stored.passwordHash ? {} : { passwordHash: known ?? (await svc.argon2.hash(password)) }),
+              ...(kept && before.passwordHash === stored.passwordHash ? {} : { passwordHash: known ?? (await argon2.hash(password)) }),
             }),
         actorOf(req.principal!),
       ),

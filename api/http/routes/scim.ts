@@ -29,6 +29,8 @@ import { errorAnswer } from '../errors.js';
 import type { Policies } from '../../policy/evaluate.js';
 import type { Logger } from '../../log.js';
 import type { Metrics } from '../../metrics.js';
+import { forThisRequest } from '../request-work.js';
+import type { Argon2Gate } from '../../credentials/secrets.js';
 
 /** The door's paths are spelt out in full below: a policy and the OpenAPI document see them as they are. */
 export const SCIM_PATH = '/scim/v2';
@@ -52,7 +54,9 @@ const METHODS: Record<string, string> = {
   '/scim/v2/Groups/:id': 'GET, PUT, PATCH, DELETE',
 };
 
-type Needs = scim.ScimServices & PrincipalServices & { config: Config; policies: Policies; audit: Audit; log: Logger; metrics: Metrics };
+// The box's own argon2 gate: each write runs its hashes as its request's (forThisRequest).
+type Needs = scim.ScimServices &
+  PrincipalServices & { config: Config; policies: Policies; audit: Audit; log: Logger; metrics: Metrics; argon2: Argon2Gate };
 
 function answer(res: Response, status: number, body: unknown): void {
   const etag = (body as { meta?: { version?: unknown } } | undefined)?.meta?.version;
@@ -191,7 +195,7 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
   router.get('/scim/v2/Users', ...guard, async (req, res) => list('User', req.query as Query, res));
   router.post('/scim/v2/Users/.search', ...scimBody, ...guard, async (req, res) => list('User', searchRequest(req.body), res));
   router.post('/scim/v2/Users', ...scimBody, ...guard, async (req, res) => {
-    const user = await scim.createUser(svc, req.body, actorOf(req.principal!), base);
+    const user = await scim.createUser(forThisRequest(svc, res), req.body, actorOf(req.principal!), base);
     res.location(`${base}/Users/${String(user.id)}`);
     answer(res, 201, shown('User', req, user));
   });
@@ -199,11 +203,11 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
     answerRead(req, res, shown('User', req, await scim.readUserResource(svc, String(req.params.id), base)));
   });
   router.put('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
-    const user = await scim.replaceUser(svc, String(req.params.id), req.body, pre(req), actorOf(req.principal!), base);
+    const user = await scim.replaceUser(forThisRequest(svc, res), String(req.params.id), req.body, pre(req), actorOf(req.principal!), base);
     answer(res, 200, shown('User', req, user));
   });
   router.patch('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
-    const user = await scim.patchUser(svc, String(req.params.id), req.body, pre(req), actorOf(req.principal!), base);
+    const user = await scim.patchUser(forThisRequest(svc, res), String(req.params.id), req.body, pre(req), actorOf(req.principal!), base);
     answer(res, 200, shown('User', req, user));
   });
   router.delete('/scim/v2/Users/:id', ...guard, async (req, res) => {

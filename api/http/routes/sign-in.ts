@@ -43,6 +43,7 @@ export type DirectorySignIn = (
 ) => Promise<void>;
 import { acrParam, goOn, stepToken, type StepTarget } from '../sign-in-steps.js';
 import { samlSignInOf } from './saml.js';
+import { forThisRequest } from '../request-work.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -120,7 +121,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       return codePage(req, res, 200, target, email);
     }
     const typed = { email, password, address: svc.addressOf(req), acr: target.acr, language: pageLanguage(req) };
-    const answer = await signInWithPassword(svc, typed);
+    const answer = await signInWithPassword(forThisRequest(svc, res), typed);
     if ('directory' in answer)
       return signInThroughDirectory(req, res, answer.directory, email, password, { returnTo, acr: target.acr ?? null, linkUser: null });
     if ('throttled' in answer) {
@@ -203,7 +204,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       if (err instanceof ValidationError) return page(422, { errors: pageErrors(err.errors) });
       throw err;
     }
-    const result = await register(svc, {
+    const result = await register(forThisRequest(svc, res), {
       email: input.email!,
       password: input.password!,
       address: svc.addressOf(req),

@@ -17,7 +17,7 @@
 // id or a client's pairwise sub names nobody, as an id never given does.
 import type { Actor } from '../../audit.js';
 import { peopleOfSubjects, personOfSubject } from '../../credentials/presented-subjects.js';
-import { dummyHash, type Argon2Gate } from '../../credentials/secrets.js';
+import { dummyHash, type Argon2 } from '../../credentials/secrets.js';
 import type { SubjectSettings } from '../../credentials/subjects.js';
 import { withTransaction, type Transaction } from '../../db/pool.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
@@ -55,7 +55,7 @@ import { RESOURCE_TYPES } from './schemas.js';
 export type ScimServices = AccountServices & {
   config: AccountServices['config'] & Pick<Config, 'rootClientId' | 'passwordMinLength' | 'box'>;
   subjects: SubjectSettings;
-  argon2: Argon2Gate;
+  argon2: Argon2;
 };
 
 /** A write's preconditions: the ETag it was made against (If-Match, RFC 7644 §3.14). */

@@ -5,7 +5,7 @@
 // asks for it first) answers as a wrong password does, and its person is mailed the link again; a
 // person turned off is told so, once the password proved it is them (a stranger learns nothing a
 // wrong password would not tell).
-import { Argon2Busy, dummyHash, type Argon2Gate } from '../../credentials/secrets.js';
+import { Argon2Busy, dummyHash, type Argon2 } from '../../credentials/secrets.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import type { RecordCache } from '../../cache/record-cache.js';
@@ -49,7 +49,7 @@ const store: PasswordStore = {
 export type PasswordServices = WayServices & {
   pool: Pool;
   config: Pick<Config, 'smtp'>;
-  argon2: Argon2Gate;
+  argon2: Argon2;
   /** Asked at passwordImport for a person without a password of the box (api/hooks/). */
   hooks: Pick<HookCaller, 'asksAt' | 'ask'>;
   users: RecordCache<PrincipalUser>;
@@ -167,7 +167,7 @@ export async function signInAtDirectory(
  * account) — counted as at sign-in, so that those pages are no way around its throttle.
  */
 export async function passwordAgain(
-  svc: WayServices & { argon2: Argon2Gate },
+  svc: WayServices & { argon2: Argon2 },
   of: { user: { id: number; email: string; passwordHash: string }; address: string; where: string },
   password: string,
 ): Promise<Answer<true>> {

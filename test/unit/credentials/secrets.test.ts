@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Argon2Busy, Argon2Gate, generatePassword, hashSecret, SecretVerifier } from '../../../api/credentials/secrets.js';
+import { Argon2Abandoned, Argon2Busy, Argon2Gate, generatePassword, hashSecret, SecretVerifier } from '../../../api/credentials/secrets.js';
 
 describe('client secret verifier', function () {
   it('remembers a secret verified against a hash, and only that secret with that hash', async function () {
@@ -59,6 +59,41 @@ describe('argon2 lanes', function () {
     // The two that ran at once, then turns: the other box's runs come next, one after each of the flood's.
     expect(order.indexOf('b0')).to.be.lessThan(5);
     expect(order.indexOf('b1')).to.be.lessThan(7);
+  });
+
+  it("a run still waiting when its request's client goes leaves the queue at once and never runs; one started goes on", async function () {
+    const gate = new Argon2Gate({ maxWaiting: 2, signUpMaxWaiting: 2 });
+    const ran: string[] = [];
+    const [left, stays] = [new AbortController(), new AbortController()];
+    const run = (name: string, gone?: AbortSignal): Promise<string> =>
+      outcome(gate.verify('not-a-hash', 'x', 'client', gone).then(() => void ran.push(name)));
+    const abandoned = (p: Promise<unknown>): Promise<boolean> =>
+      p.then(
+        () => false,
+        (err: unknown) => err instanceof Argon2Abandoned,
+      );
+    // (No await before the abort: these checks end as soon as they start.) Both slots are taken,
+    // one by a request whose client will go: started, it runs on. Two wait; a third is refused.
+    const started = [run('started', left.signal), run('other')];
+    const waitingLeft = abandoned(
+      gate
+        .until(left.signal)
+        .verify('not-a-hash', 'x', 'client')
+        .then(() => void ran.push('waiting')),
+    );
+    const waitingStays = run('stays', stays.signal);
+    const refused = run('refused');
+    left.abort();
+    expect(gate.waitingByLane().client, 'dropped at once').to.equal(1);
+    // Its place is free for the next request.
+    const next = run('next');
+    expect(await refused).to.equal('busy');
+    expect(await waitingLeft, 'dropped, failing as a full queue does').to.equal(true);
+    expect(await Promise.all([...started, waitingStays, next])).to.deep.equal(['hashed', 'hashed', 'hashed', 'hashed']);
+    expect(ran).to.have.members(['started', 'other', 'stays', 'next']);
+    // A request whose client had gone before it asked is not queued at all.
+    expect(await abandoned(gate.hash('a-password', 'write', left.signal))).to.equal(true);
+    expect(gate.waitingByLane()).to.deep.equal({ 'sign-in': 0, write: 0, client: 0, 'sign-up': 0 });
   });
 });
 
