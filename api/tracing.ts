@@ -170,8 +170,11 @@ function within<T>(o: On, span: Span, fn: (notes: SpanNotes) => T): T {
  */
 function notKept(o: On): boolean {
   const current = o.trace.getActiveSpan();
-  return current !== undefined && !current.isRecording();
+  return current !== undefined && !sampled(current);
 }
+
+/** Whether a span's trace is kept: its sampled flag (not isRecording(), which a kept span that has ended answers false). */
+const sampled = (s: Span): boolean => (s.spanContext().traceFlags & 1) === 1;
 
 /** Whether a span begun now would be made: traces are on, and the current trace (if any) is kept. */
 export const spansMadeNow = (): boolean => on !== undefined && !notKept(on);
@@ -328,9 +331,9 @@ export function batchSpan<T>(name: string, carried: (Span | undefined)[], run: (
   // A batch of requests whose traces are none of them kept would be a span to drop (see notKept): it
   // runs under the first of them, so that its statements are not made either, whatever span (another
   // batch's) was current when it was flushed.
-  if (spans.length > 0 && !spans.some((c) => c.isRecording())) return o.context.with(o.trace.setSpan(o.context.active(), spans[0]!), run);
+  if (spans.length > 0 && !spans.some(sampled)) return o.context.with(o.trace.setSpan(o.context.active(), spans[0]!), run);
   const links: Link[] = spans.map((c) => ({ context: c.spanContext() }));
-  const first = spans.find((c) => c.spanContext().traceFlags & 1) ?? spans[0];
+  const first = spans.find(sampled) ?? spans[0];
   const parent = first ? o.trace.setSpan(o.context.active(), first) : o.trace.deleteSpan(o.context.active());
   const size = carried.length;
   return o.tracer.startActiveSpan(name, { links, attributes: { 'db.operation.batch.size': size } }, parent, (batch) => {

@@ -12,6 +12,7 @@
 // (404). A policy sees the path that was routed, so no second spelling of a path may reach the
 // same handler.
 import { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { parse as parseQuery, type ParsedUrlQuery } from 'node:querystring';
 import { ApiError, badRequest } from '../errors.js';
 import { preferredMediaType } from './negotiation.js';
@@ -87,25 +88,49 @@ export interface AppLocals {
   locals: Record<string, unknown>;
 }
 
+/** Per connection, the answers still being made that asked whether their client has gone (Response.gone). */
+const askedOf = new WeakMap<Socket, Set<AbortController>>();
+
+/**
+ * Aborts `gone` when `connection` closes; the function returned forgets it (its answer was sent).
+ * One listener per connection, however many requests it pipelines.
+ */
+function whenClosed(connection: Socket, gone: AbortController): () => void {
+  let asked = askedOf.get(connection);
+  if (asked === undefined) {
+    const those = (asked = new Set());
+    askedOf.set(connection, those);
+    connection.once('close', () => {
+      askedOf.delete(connection);
+      for (const one of those) one.abort();
+    });
+  }
+  asked.add(gone);
+  return () => void asked.delete(gone);
+}
+
 /** A response with the helpers the handlers use; each returns the response, to chain. */
 export class Response extends ServerResponse<Request> {
   /** The app that routed the request (set by Router.listener). */
   app: AppLocals | undefined = undefined;
-  #gone: AbortController | undefined;
+  /** Made by the first read of `gone`. */
+  goneController: AbortController | undefined = undefined;
 
   /**
    * Aborted once the client has gone (its connection closed) before this answer was sent: what is
    * queued for the request alone (an argon2 run) may be dropped. Made when first asked for: a
-   * request that never asks pays nothing. 'close' comes after 'finish' for an answer sent whole.
+   * request that never asks pays nothing. Watched on the connection, not the response: a response
+   * waiting behind another on a connection (pipelined) is never told that the connection closed.
    */
   get gone(): AbortSignal {
-    if (this.#gone === undefined) {
-      const gone = (this.#gone = new AbortController());
-      if (this.destroyed) {
+    if (this.goneController === undefined) {
+      const gone = (this.goneController = new AbortController());
+      const connection = this.req.socket;
+      if (connection.destroyed) {
         if (!this.writableFinished) gone.abort();
-      } else this.once('close', () => !this.writableFinished && gone.abort());
+      } else this.once('finish', whenClosed(connection, gone));
     }
-    return this.#gone.signal;
+    return this.goneController.signal;
   }
 
   status(code: number): this {
@@ -476,6 +501,6 @@ function adopted(req: IncomingMessage, res: ServerResponse): [Request, Response]
   const request = req as Request;
   const response = res as Response;
   Object.assign(request, { params: NO_PARAMS, body: undefined, route: undefined, parsedQuery: undefined });
-  response.app = undefined;
+  Object.assign(response, { app: undefined, goneController: undefined });
   return [request, response];
 }

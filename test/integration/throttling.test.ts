@@ -3,7 +3,7 @@
 // authentication limited per client id and per address, sign-ins begun at upstream
 // providers bounded per address, a bounded argon2 queue in which people signing in
 // go ahead of a flood of client secrets, and which a request whose client left no longer waits in.
-import http from 'node:http';
+import net from 'node:net';
 import { expect } from 'chai';
 import pg from 'pg';
 import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
@@ -212,37 +212,57 @@ describe('throttling', function () {
       expect((await box.request('GET', '/healthz')).status).to.equal(200);
     });
 
-    it('POST /users whose client leaves while its hash waits creates no one, and gives its place in the queue back', async function () {
+    /** Ten POST /users sent by `send` and hung up by the function it returns while six or more wait: the users created. */
+    const abandonedWrites = async (name: string, send: (requests: Buffer[]) => () => void): Promise<string[]> => {
       const root = await box.rootToken();
       const writesWaiting = async (): Promise<number> =>
         Number(/^boxauth_argon2_waiting\{lane="write"[^}]*\} (\d+)$/m.exec(await box.metrics())?.[1] ?? NaN);
-      // Ten at once: two hash, eight wait (the write lane's bound here), then every client goes.
-      const emails = times(10, (i) => `left-${i}@example.com`);
-      const { hostname, port } = new URL(box.url);
-      const sent = emails.map((email) => {
-        const body = JSON.stringify({ email, password: 'a-good-password-1' });
-        const req = http.request({
-          hostname,
-          port,
-          path: '/users',
-          method: 'POST',
-          headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
-        });
-        req.on('error', () => undefined); // ECONNRESET: we hang up
-        req.end(body);
-        return req;
-      });
+      // Ten at once: two hash, eight wait (the write lane's bound here).
+      const emails = times(10, (i) => `${name}-${i}@example.com`);
+      const hangUp = send(
+        emails.map((email) => {
+          const body = JSON.stringify({ email, password: 'a-good-password-1' });
+          return Buffer.from(
+            `POST /users HTTP/1.1\r\nHost: ${new URL(box.url).host}\r\nAuthorization: Bearer ${root}\r\n` +
+              `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
+        }),
+      );
       // Six or more still waiting: at most four have begun.
       await eventually('hashes waiting', async () => (await writesWaiting()) >= 6, 30_000, 5);
-      for (const req of sent) req.destroy();
+      hangUp();
       await eventually('the queue emptied', async () => (await writesWaiting()) === 0, 2_000, 5);
       // The next write is not refused for a queue full of work for no one.
-      const next = await box.json('POST', '/users', { email: 'stays@example.com', password: 'a-good-password-1' }, root);
+      const next = await box.json('POST', '/users', { email: `${name}-stays@example.com`, password: 'a-good-password-1' }, root);
       expect(next.status, next.text).to.equal(201);
-      const listed = await box.json('GET', '/users?_count=100', undefined, root);
-      const created = (listed.body as { email: string }[]).filter((u) => emails.includes(u.email));
+      const listed = await box.json('GET', '/users?_count=200', undefined, root);
+      return (listed.body as { email: string }[]).map((u) => u.email).filter((email) => emails.includes(email));
+    };
+    const connect = (): net.Socket => {
+      const { hostname, port } = new URL(box.url);
+      return net.connect(Number(port), hostname).on('error', () => undefined); // ECONNRESET: we hang up
+    };
+
+    it('POST /users whose client leaves while its hash waits creates no one, and gives its place in the queue back', async function () {
+      const created = await abandonedWrites('left', (requests) => {
+        const connections = requests.map((request) => {
+          const connection = connect();
+          connection.write(request);
+          return connection;
+        });
+        return () => connections.forEach((c) => c.destroy());
+      });
       // Those that had begun hashing when their clients left; never the ones still waiting.
-      expect(created.length, created.map((u) => u.email).join(', ')).to.be.at.most(4);
+      expect(created.length, created.join(', ')).to.be.at.most(4);
+    });
+
+    it('the same, ten requests pipelined on one connection', async function () {
+      const created = await abandonedWrites('pipelined', (requests) => {
+        const connection = connect();
+        connection.write(Buffer.concat(requests));
+        return () => connection.destroy();
+      });
+      expect(created.length, created.join(', ')).to.be.at.most(4);
     });
   });
 });

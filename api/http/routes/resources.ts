@@ -6,7 +6,7 @@ import type { Transaction, Pool } from '../../db/pool.js';
 import { ApiError, ValidationError, notFound, type FieldErrors } from '../../errors.js';
 import { removeClient } from '../../credentials/closing.js';
 import { resourceError } from '../../credentials/errors.js';
-import type { Argon2Gate, SecretVerifier } from '../../credentials/secrets.js';
+import type { Argon2, Argon2Gate, SecretVerifier } from '../../credentials/secrets.js';
 import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { checkClaimsCompile } from '../../policy/claims.js';
@@ -43,6 +43,7 @@ import type { HookCaller } from '../../hooks/caller.js';
 import { actorOf, refusedRequest, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
+import { forThisRequest } from '../request-work.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -108,7 +109,8 @@ function checkReserved(svc: Pick<Needs, 'config'>, kind: ResourceKind, id: strin
 type Written = { resource: Resource; created: boolean; secretChanged: boolean };
 
 /** What writing a record uses. */
-type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit' | 'factorKey' | 'secrets' | 'argon2'>;
+// argon2: the request's (forThisRequest): a secret still waiting to be hashed when its client goes is not.
+type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit' | 'factorKey' | 'secrets'> & { argon2: Argon2 };
 
 /**
  * Runs `work` in a transaction under the record-write lock, once the writer check
@@ -236,7 +238,7 @@ class SecretMoved extends Error {}
  * other write.
  */
 async function clientSecretHash(
-  svc: Pick<Needs, 'pool' | 'secrets' | 'argon2'>,
+  svc: Pick<WriterServices, 'pool' | 'secrets' | 'argon2'>,
   id: string,
   secret: string | undefined,
   mayKeep: boolean,
@@ -415,7 +417,7 @@ const WRITERS: {
 };
 
 /** What the resource API uses: the records, and the caches a write through this process forgets at once. */
-export type ResourceRouterServices = WriterServices & Pick<Needs, 'apps' | 'clients' | 'policyRecords' | 'readFence' | 'hooks'>;
+export type ResourceRouterServices = WriterServices & Pick<Needs, 'apps' | 'clients' | 'policyRecords' | 'readFence' | 'hooks' | 'argon2'>;
 
 export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServices, kind: K, guard: RequestHandler): Router {
   const table = TABLES[kind];
@@ -462,14 +464,19 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
     const body = req.body as Record<string, unknown> | undefined;
     if (kind === 'AccessPolicy' && body && typeof body === 'object' && body.id === undefined) body.id = randomUUID();
     const record = incoming(kind, body, undefined);
-    const { resource } = await write(svc, record, true, lockedWrite(svc, req, kind, record.id));
+    const { resource } = await write(forThisRequest(svc, res), record, true, lockedWrite(svc, req, kind, record.id));
     forget(resource.id);
     res.location(`/${kind}/${encodeURIComponent(resource.id)}`);
     send(req, res, 201, resource);
   });
 
   router.put(`/${kind}/:id`, ...resourceBody, guard, async (req, res) => {
-    const { resource, created } = await write(svc, incoming(kind, req.body, id(req)), false, lockedWrite(svc, req, kind, id(req)));
+    const { resource, created } = await write(
+      forThisRequest(svc, res),
+      incoming(kind, req.body, id(req)),
+      false,
+      lockedWrite(svc, req, kind, id(req)),
+    );
     forget(resource.id);
     send(req, res, created ? 201 : 200, resource);
   });

@@ -182,6 +182,41 @@ describe('the router', function () {
       await server.close();
     }
   });
+
+  it("res.gone: aborted when the client hangs up before its answer, on a server made with the router's classes or without", async function () {
+    let hungUp: (aborted: boolean) => void = () => undefined;
+    const told = (): Promise<boolean> => new Promise<boolean>((resolve) => (hungUp = resolve));
+    const router = new Router()
+      .get('/answered', (_req, res) => {
+        const { gone } = res;
+        res.once('close', () => setImmediate(() => hungUp(gone.aborted)));
+        res.send('here');
+      })
+      .get('/left', (_req, res) => {
+        const { gone } = res;
+        gone.addEventListener('abort', () => hungUp(true));
+      });
+    for (const server of [http.createServer(SERVER_CLASSES, router.listener()), http.createServer(router.listener())]) {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const at = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        // Answered whole: never aborted.
+        const answered = told();
+        expect(await (await fetch(`${at}/answered`)).text()).to.equal('here');
+        expect(await answered).to.equal(false);
+        const aborted = told();
+        const leaving = new AbortController();
+        const asked = fetch(`${at}/left`, { signal: leaving.signal }).catch(() => 'hung up');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        leaving.abort();
+        expect(await asked).to.equal('hung up');
+        expect(await aborted).to.equal(true);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    }
+  });
 });
 
 describe('static files', function () {
