@@ -16,6 +16,7 @@
 // no query string, header, body or parameter value is ever copied into a span.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Attributes, Context, ContextAPI, Link, Span, TextMapPropagator, TraceAPI, Tracer } from '@opentelemetry/api';
+import { whenOver } from './response-over.js';
 
 /** OTEL_TRACES_SAMPLER's values (the specification's, less the Jaeger remote sampler). */
 export const TRACE_SAMPLERS = [
@@ -240,7 +241,7 @@ export function requestSpan(req: IncomingMessage, res: ServerResponse, serve: ()
     { kind: o.kinds.server, attributes: { 'http.request.method': method, 'url.path': path, 'server.address': hostOf(req) } },
     parent,
   );
-  res.once('close', () => {
+  whenOver(res, () => {
     s.setAttribute('http.response.status_code', res.statusCode);
     if (res.statusCode >= 500) s.setStatus({ code: o.errorStatus });
     s.end();

@@ -9,6 +9,7 @@ import { loadConfig, type Config, type Env } from '../config.js';
 import { errorMessage } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { openBox, prepareBox, type OpenBox, type OpenOptions } from '../server.js';
+import { whenOver } from '../response-over.js';
 import { BoxLine } from './box-line.js';
 import { Argon2Gate, SecretVerifier } from '../credentials/secrets.js';
 import type { RegistryEntry } from './registry.js';
@@ -116,7 +117,7 @@ export class HostedBox {
       return busy(res, 'too many requests of this box are waiting');
     }
     this.inFlight++;
-    res.once('close', () => {
+    whenOver(res, () => {
       this.inFlight--;
       this.lastRequest = performance.now();
       this.line.leave();

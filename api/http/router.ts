@@ -12,10 +12,10 @@
 // (404). A policy sees the path that was routed, so no second spelling of a path may reach the
 // same handler.
 import { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { parse as parseQuery, type ParsedUrlQuery } from 'node:querystring';
 import { ApiError, badRequest } from '../errors.js';
 import { preferredMediaType } from './negotiation.js';
+import { whenClosed } from '../response-over.js';
 
 /** The named segments of a route's path (`/users/:id/sessions/:sid` → id, sid). */
 type ParamNames<P extends string> = P extends `${string}/:${infer Name}/${infer Rest}`
@@ -88,27 +88,6 @@ export interface AppLocals {
   locals: Record<string, unknown>;
 }
 
-/** Per connection, the answers still being made that asked whether their client has gone (Response.gone). */
-const askedOf = new WeakMap<Socket, Set<AbortController>>();
-
-/**
- * Aborts `gone` when `connection` closes; the function returned forgets it (its answer was sent).
- * One listener per connection, however many requests it pipelines.
- */
-function whenClosed(connection: Socket, gone: AbortController): () => void {
-  let asked = askedOf.get(connection);
-  if (asked === undefined) {
-    const those = (asked = new Set());
-    askedOf.set(connection, those);
-    connection.once('close', () => {
-      askedOf.delete(connection);
-      for (const one of those) one.abort();
-    });
-  }
-  asked.add(gone);
-  return () => void asked.delete(gone);
-}
-
 /** A response with the helpers the handlers use; each returns the response, to chain. */
 export class Response extends ServerResponse<Request> {
   /** The app that routed the request (set by Router.listener). */
@@ -128,7 +107,11 @@ export class Response extends ServerResponse<Request> {
       const connection = this.req.socket;
       if (connection.destroyed) {
         if (!this.writableFinished) gone.abort();
-      } else this.once('finish', whenClosed(connection, gone));
+      } else
+        this.once(
+          'finish',
+          whenClosed(connection, () => gone.abort()),
+        );
     }
     return this.goneController.signal;
   }

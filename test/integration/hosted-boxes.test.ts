@@ -3,6 +3,7 @@
 // holding no connection then; the registry read again when it changes.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 import { basic, Box, eventually } from '../support/box.js';
 import { Host } from '../support/host.js';
@@ -82,6 +83,25 @@ describe('a host of many boxes', function () {
       async () => openBoxes(await host.metrics()) === 0 && (await connectionsTo(databaseUrl)) === 0,
       15_000,
     );
+    expect(await a.rootToken()).to.be.a('string');
+  });
+
+  it('closes an idle box after requests pipelined on a connection its client hung up, and serves it again', async () => {
+    const a = host.box('team-a');
+    await a.rootToken();
+    const at = `team-a.test:${host.port}`;
+    const body = 'grant_type=client_credentials';
+    // A wrong secret (an argon2 run) first; the answers of the others wait behind its answer.
+    const wrongSecret =
+      `POST /auth/token HTTP/1.1\r\nHost: ${at}\r\nAuthorization: ${basic('root', 'a-wrong-secret')}\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const discovery = `GET /.well-known/openid-configuration HTTP/1.1\r\nHost: ${at}\r\n\r\n`;
+    const connection = net.connect(host.port, '127.0.0.1').on('error', () => undefined);
+    connection.write(wrongSecret + discovery.repeat(5));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    connection.destroy();
+    // Each of them is over: none is counted in flight for ever, which would keep the box open.
+    await eventually('the box closed', async () => openBoxes(await host.metrics()) === 0, 15_000);
     expect(await a.rootToken()).to.be.a('string');
   });
 
