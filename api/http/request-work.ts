@@ -1,7 +1,7 @@
 // Work a request queues for itself alone is dropped once its client has gone: an argon2 run still
-// waiting for a slot when the connection closes leaves the queue and never runs (Argon2Gate.until),
-// so that a client sending requests and leaving (wrk ending its warm-up, a bot, a stranger) makes
-// the box hash for no one, or fill the queue the next request finds full.
+// waiting for a slot when the connection closes leaves the queue and never runs (Argon2Gate.until).
+// Else a client sending requests and leaving (wrk ending its warm-up, a bot, a stranger) would have
+// the box hash for no one, and fill the queue that the next request finds full.
 import type { Argon2, Argon2Gate } from '../credentials/secrets.js';
 import type { Response } from './router.js';
 
