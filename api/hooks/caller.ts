@@ -104,11 +104,17 @@ const RULES_MS = 1000;
 /** How long a connection to a hook is kept idle. */
 const IDLE_MS = 5000;
 
+/** An agent no call will use again: its idle connections closed now, each busy one once its call is over. */
+function retire(agent: https.Agent): void {
+  agent.keepSocketAlive = () => false;
+  for (const idle of Object.values(agent.freeSockets)) for (const socket of idle ?? []) socket.destroy();
+}
+
 export class HookCaller {
   private list: Promise<Stored<Hook>[]> | undefined;
   private readonly inFlight = new Map<string, number>();
   private readonly breakers = new Map<string, Breaker>();
-  /** Connections kept to each Hook (keep-alive, as the API server keeps them to an admission webhook): dropped when a Hook changes. */
+  /** Connections kept to each Hook (keep-alive, as the API server keeps them to an admission webhook): retired when a Hook changes. */
   private readonly agents = new Map<string, https.Agent>();
   private rules: { until: number; rules: Promise<ReceiverRules> } | undefined;
   /** By record read: a Hook changed is read anew, so what was made of the old one is dropped with it. */
@@ -124,10 +130,15 @@ export class HookCaller {
     svc.feed.onReset(() => this.forget());
   }
 
-  /** Drops the Hooks kept in memory: the next moment reads them again. */
+  /**
+   * Drops the Hooks kept in memory: the next moment reads them again, over connections of its own
+   * (a Hook changed may name another address or CA). The connections of calls under way are not
+   * cut: destroying them failed those calls, and a token request waiting on one was refused 503
+   * whenever any Hook of the box was written.
+   */
   forget(): void {
     this.list = undefined;
-    for (const agent of this.agents.values()) agent.destroy();
+    for (const agent of this.agents.values()) retire(agent);
     this.agents.clear();
   }
 

@@ -175,6 +175,22 @@ describe('hooks: your own code at every token, in other processes', function () 
     expect(last!.problem).to.equal('bad signature');
   });
 
+  it('a Hook written while calls to the hooks are under way cuts none of them', async function () {
+    await putHook('steady', `${servers.go.url}/allow`);
+    await putHook('churn', `${servers.python.url}/allow`);
+    let writing = true;
+    // Another Hook written again and again (each a change the box hears of), while tokens are asked for.
+    const writes = (async () => {
+      for (let i = 0; writing; i++) await putHook('churn', `${servers.python.url}/allow`, { timeoutSeconds: 2 + (i % 2) });
+    })();
+    const answers = [];
+    for (let round = 0; round < 5; round++) answers.push(...(await Promise.all(Array.from({ length: 10 }, () => token()))));
+    writing = false;
+    await writes;
+    const refused = answers.filter((r) => r.status !== 200);
+    expect(refused.map((r) => `${r.status} ${r.text}`)).to.deep.equal([]);
+  });
+
   describe('a call that fails gets the failure policy, never a 500', function () {
     // 5 s unless a case says: on a loaded machine a 1 s deadline turned a garbage answer into a timeout.
     const failsWith = async (id: string, url: string, result: string, spec: Record<string, unknown> = {}): Promise<void> => {
